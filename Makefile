@@ -1,0 +1,54 @@
+# devmalloc — top-level Makefile.
+#
+#   make            build host runtime, device library (rdc .a, .ptx, LTO-IR), shim and tools
+#   make check      build and run the host test suite (no GPU needed; installs missing deps)
+#   make gpu-check  build and run the GPU suite (needs a GPU: tests/gpu/run.sh)
+#   make bench      A/B benchmark stock vs devmalloc (needs a GPU)
+#   make install    install into $(PREFIX) (default /usr/local)
+#   make clean
+#
+# Each part of the tree adds its own rules in mk/<part>.mk and appends to the
+# lists below; nothing else needs to change when a part is added.
+
+PREFIX ?= /usr/local
+BUILD  ?= build
+
+# Lists the parts append to.
+LIBS        :=   # products built by `all`
+CHECK_BINS  :=   # host test executables run by `check` (each must exit 0)
+GPU_BINS    :=   # programs the GPU suite needs (built by `gpu-build`)
+TOOLS       :=   # user-facing programs
+
+.DEFAULT_GOAL := all
+
+include mk/config.mk
+include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
+
+.PHONY: all check gpu-build gpu-check bench install clean deps
+
+all: deps $(LIBS) $(TOOLS)
+
+deps:
+	@$(DEPS_CHECK)
+
+check: deps $(CHECK_BINS)
+	@set -e; pass=0; for t in $(CHECK_BINS); do \
+	  echo "== $$t"; $$t; pass=$$((pass+1)); done; \
+	echo "host tests: $$pass programs passed"
+
+gpu-build: all $(GPU_BINS)
+
+gpu-check: gpu-build
+	bash tests/gpu/run.sh
+
+bench: gpu-build
+	bash bench/run.sh $(BENCH_ARGS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/devmalloc $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc
+	$(INSTALL_STEPS)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,97 @@
+/*
+ * devmalloc.h — public C API of devmalloc's host runtime (libdevmalloc).
+ *
+ * A heap is device memory owned by one CUDA context. Any number of modules
+ * (CUmodule or CUlibrary) whose device code was linked with devmalloc can be
+ * bound to it: binding writes the heap's address into the module's descriptor
+ * global `devmalloc_heap_desc`, after which that module's device malloc/free,
+ * new/delete and __nv_aligned_device_malloc are served by the heap.
+ *
+ * Error convention: every function returns a devmalloc_status_t; 0 is success.
+ * Thread safety: functions may be called from any thread; a heap must not be
+ * destroyed while another thread uses it or while kernels bound to it run.
+ */
+#ifndef DEVMALLOC_H
+#define DEVMALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEVMALLOC_VERSION_STRING "0.1.0"
+#define DEVMALLOC_VERSION 100
+
+/* Name of the per-image descriptor global (a device pointer to the heap). */
+#define DEVMALLOC_DESC_SYMBOL "devmalloc_heap_desc"
+/* Name of the per-image counter of malloc calls made with no heap bound. */
+#define DEVMALLOC_UNBOUND_SYMBOL "devmalloc_unbound_calls"
+
+/* Number of slab size classes reported in devmalloc_stats_t. */
+#define DEVMALLOC_NUM_CLASSES 18
+
+typedef enum devmalloc_status {
+  DEVMALLOC_OK = 0,
+  DEVMALLOC_EINVAL = 1,    /* bad argument */
+  DEVMALLOC_ENOMEM = 2,    /* the device could not supply the heap */
+  DEVMALLOC_ECUDA = 3,     /* a CUDA driver call failed */
+  DEVMALLOC_ENOTFOUND = 4  /* the module holds no devmalloc descriptor */
+} devmalloc_status_t;
+
+typedef struct devmalloc_heap devmalloc_heap_t;
+
+typedef struct devmalloc_stats {
+  uint64_t heap_bytes;      /* size of the device allocation behind the heap */
+  uint64_t pool_bytes;      /* bytes of it that can be handed out */
+  uint64_t allocs;          /* successful malloc calls */
+  uint64_t frees;           /* successful free calls */
+  uint64_t failures;        /* malloc calls that returned NULL (out of memory) */
+  uint64_t double_frees;    /* free of a block that was already free */
+  uint64_t foreign_frees;   /* free of a pointer the heap never handed out */
+  uint64_t bytes_in_use;    /* bytes granted (size-class / block rounded), live */
+  uint64_t peak_bytes;      /* peak of pool bytes held by slab chunks and large blocks */
+  uint64_t class_size[DEVMALLOC_NUM_CLASSES];   /* slot size of each slab class */
+  uint64_t class_allocs[DEVMALLOC_NUM_CLASSES]; /* successful allocations per class */
+  uint64_t large_allocs;    /* successful allocations served by the buddy tree */
+} devmalloc_stats_t;
+
+/* Create a heap of `bytes` device bytes in context `ctx` (NULL: the current
+ * context). The heap is initialized and ready when this returns. */
+devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes,
+                                         devmalloc_heap_t **out);
+
+/* Write the heap's address into the module's descriptor. Returns
+ * DEVMALLOC_ENOTFOUND, and changes nothing, when the module was not linked
+ * with devmalloc. */
+devmalloc_status_t devmalloc_heap_bind_module(devmalloc_heap_t *heap, CUmodule mod);
+devmalloc_status_t devmalloc_heap_bind_library(devmalloc_heap_t *heap, CUlibrary lib);
+
+/* Read the heap's counters (synchronizes with the device memory, not with
+ * running kernels: counters of kernels still running may be partial). */
+devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *heap, devmalloc_stats_t *out);
+
+/* Device address of the heap descriptor value that bind writes. */
+CUdeviceptr devmalloc_heap_device_ptr(const devmalloc_heap_t *heap);
+size_t devmalloc_heap_bytes(const devmalloc_heap_t *heap);
+CUcontext devmalloc_heap_context(const devmalloc_heap_t *heap);
+
+/* Release the heap's device memory. Modules bound to it must not run again
+ * until bound to another heap. */
+devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *heap);
+
+/* Number of device malloc calls a module made while no heap was bound
+ * (they returned NULL). DEVMALLOC_ENOTFOUND for modules without devmalloc. */
+devmalloc_status_t devmalloc_module_unbound_calls(CUmodule mod, uint64_t *out);
+
+const char *devmalloc_status_string(devmalloc_status_t st);
+
+/* Print a one-paragraph human-readable summary of `s` to `f` (a FILE *). */
+void devmalloc_stats_print(const devmalloc_stats_t *s, void *f, const char *title);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVMALLOC_H */

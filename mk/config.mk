@@ -1,0 +1,26 @@
+# mk/config.mk — toolchain, flags and the dependency check shared by all parts.
+
+CUDA_HOME ?= $(shell d=$$(dirname $$(dirname $$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc))); echo $$d)
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+CC        ?= gcc
+# Architectures the device products are built for (SASS) plus PTX of the last.
+GPU_ARCHS ?= 80 90
+GPU_PTX_ARCH ?= 90
+
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Wno-unused-parameter
+CPPFLAGS += -Iinclude -I$(CUDA_HOME)/include
+HOST_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -fPIC
+NVCC_FLAGS  := -O3 -std=c++17 -Iinclude -Xcompiler -fPIC
+NVCC_GENCODE := $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(GPU_PTX_ARCH),code=compute_$(GPU_PTX_ARCH)
+CUDA_LIBDIR := $(CUDA_HOME)/lib64
+# libcuda stubs let host programs link on machines without a driver.
+CUDA_STUBS  := $(CUDA_LIBDIR)/stubs
+LDCUDA      := -L$(CUDA_LIBDIR) -L$(CUDA_STUBS) -lcuda
+
+# Missing build dependencies are installed by tools/setup-deps.sh (Debian).
+DEPS_CHECK = bash tools/setup-deps.sh --if-missing
+
+$(BUILD)/%/.dir:
+	@mkdir -p $(dir $@) && touch $@
