@@ -1,0 +1,223 @@
+/*
+ * buddy.c — the tree buddy allocator (the paper's TBuddy) for large blocks
+ * and for the slab's chunks.
+ *
+ * A static binary tree over the pool (root 1, children 2i and 2i+1; a node of
+ * order h covers 16 KiB << h). Node states: AVAIL, BUSY, PARTIAL (split with
+ * an available descendant); SPLIT marks nodes whose children hold the state.
+ * One bulk semaphore per order counts the AVAIL nodes of that order and a
+ * bitmap per order says which they are (searched from a pseudo-random word,
+ * as in RW-BM). Blocks are aligned to their size relative to the pool.
+ *
+ * alloc(n): wait on sem[n]; OK -> claim an AVAIL node of order n from the
+ *   bitmap; GROW -> obtain a node of order n+1 (same way, recursively, written
+ *   as a loop), split it, keep the left child, make the right child AVAIL and
+ *   signal sem[n]. Failure at the root unwinds every expectation.
+ * free(x): under the parent's lock, if the buddy is AVAIL and try-wait on
+ *   sem[n] succeeds, merge (both BUSY, parent becomes the block being freed)
+ *   and continue one order up; otherwise x becomes AVAIL.
+ *
+ * Locking: one spin lock per node. A thread holds at most a parent and its
+ * two children, always taking the parent first and children in index order,
+ * or a single node; state propagation upward (recompute of PARTIAL/BUSY from
+ * the children) takes one node at a time, so there is no lock cycle. A node's
+ * state word is written only under its lock; it is read without it.
+ */
+#include "dm_internal.h"
+
+static DM_INLINE uint32_t node_depth(uint64_t i) { return 63u - (uint32_t)dm_clz64(i); }
+static DM_INLINE uint32_t node_order(const dm_buddy_t *b, uint64_t i) { return b->top - node_depth(i); }
+static DM_INLINE uint64_t node_rank(uint64_t i) { return i - (1ull << node_depth(i)); }
+
+DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t i) {
+  return node_rank(i) << (node_order(b, i) + DM_LEAF_SHIFT);
+}
+
+DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off) {
+  return (1ull << (b->top - order)) + (off >> (order + DM_LEAF_SHIFT));
+}
+
+static DM_INLINE void node_lock(dm_buddy_t *b, uint64_t i) {
+  while (dm_cas32(&b->lock[i], 0u, 1u) != 0u) dm_pause();
+  dm_fence();
+}
+
+static DM_INLINE void node_unlock(dm_buddy_t *b, uint64_t i) {
+  dm_fence();
+  dm_store32(&b->lock[i], 0u);
+}
+
+static DM_INLINE uint64_t *avail_word(dm_buddy_t *b, uint64_t i, uint64_t *bit) {
+  uint64_t r = node_rank(i);
+  *bit = 1ull << (r & 63u);
+  return &b->avail[b->word_off[node_order(b, i)] + (r >> 6)];
+}
+
+static DM_INLINE void set_avail(dm_buddy_t *b, uint64_t i) {
+  uint64_t bit, *w = avail_word(b, i, &bit);
+  dm_store32(&b->state[i], DM_NODE_AVAIL);
+  dm_or64(w, bit);
+}
+
+static DM_INLINE void set_busy(dm_buddy_t *b, uint64_t i) {
+  uint64_t bit, *w = avail_word(b, i, &bit);
+  dm_and64(w, ~bit);
+  dm_store32(&b->state[i], DM_NODE_BUSY);
+}
+
+/* State a split node should have given its children. */
+static DM_INLINE uint32_t split_state(const dm_buddy_t *b, uint64_t p) {
+  uint32_t l = dm_load32(&b->state[2 * p]) & DM_NODE_STATE;
+  uint32_t r = dm_load32(&b->state[2 * p + 1]) & DM_NODE_STATE;
+  return DM_NODE_SPLIT | ((l | r) ? DM_NODE_PARTIAL : DM_NODE_BUSY);
+}
+
+/* Recompute split ancestors from p upward until one does not change. */
+DM_FN void dm_buddy_propagate(dm_buddy_t *b, uint64_t p) {
+  for (; p >= 1; p >>= 1) {
+    node_lock(b, p);
+    uint32_t s = dm_load32(&b->state[p]);
+    int changed = 0;
+    if (s & DM_NODE_SPLIT) {
+      uint32_t ns = split_state(b, p);
+      changed = ns != s;
+      if (changed) dm_store32(&b->state[p], ns);
+    }
+    node_unlock(b, p);
+    if (!changed) return;
+  }
+}
+
+/* Take one AVAIL node of `order`; a semaphore unit guarantees one exists. */
+DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order) {
+  uint64_t nodes = 1ull << (b->top - order);
+  uint64_t nwords = (nodes + 63u) >> 6;
+  uint64_t *words = &b->avail[b->word_off[order]];
+  uint64_t first = 1ull << (b->top - order);
+  uint64_t start = nwords > 1 ? dm_rand() % nwords : 0;
+  for (uint64_t k = 0;; k++) {
+    uint64_t wi = (start + k) % nwords;
+    uint64_t w = dm_load64(&words[wi]);
+    while (w) {
+      int bit = dm_ctz64(w);
+      w &= w - 1;
+      uint64_t i = first + (wi << 6) + (uint64_t)bit;
+      if ((dm_load32(&b->state[i]) & DM_NODE_STATE) != DM_NODE_AVAIL) continue;
+      node_lock(b, i);
+      int ok = dm_load32(&b->state[i]) == DM_NODE_AVAIL;
+      if (ok) set_busy(b, i);
+      node_unlock(b, i);
+      if (ok) {
+        dm_buddy_propagate(b, i >> 1);
+        return i;
+      }
+    }
+    if ((k + 1) % nwords == 0) dm_pause();
+  }
+}
+
+/* Split node y (owned, BUSY, not split): keep the left child, free the right. */
+static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
+  uint64_t l = 2 * y, r = 2 * y + 1;
+  node_lock(b, y);
+  node_lock(b, l);
+  node_lock(b, r);
+  set_avail(b, r);
+  dm_store32(&b->state[y], DM_NODE_SPLIT | DM_NODE_PARTIAL);
+  node_unlock(b, r);
+  node_unlock(b, l);
+  node_unlock(b, y);
+  if (y > 1) dm_buddy_propagate(b, y >> 1);
+  return l;
+}
+
+/* Allocate a block of `order`. Returns its node index, 0 when out of memory. */
+DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
+  if (order > b->top) return 0;
+  uint32_t h = order;
+  uint64_t node = 0;
+  for (;;) {
+    if (dm_sem_wait(&b->sem[h], 1, 2) == DM_SEM_OK) {
+      node = dm_buddy_claim(b, h);
+      break;
+    }
+    if (h == b->top) break; /* GROW at the root: nothing to split */
+    h++;
+  }
+  if (!node) { /* unwind the expectations taken on the way up */
+    for (uint32_t l = order; l <= h; l++) dm_sem_signal(&b->sem[l], 0, 1);
+    return 0;
+  }
+  while (h > order) { /* split down, giving each right child to its order */
+    node = split_node(b, node);
+    h--;
+    dm_sem_signal(&b->sem[h], 1, 1);
+  }
+  return node;
+}
+
+/* Free an owned node of `order` (BUSY, not split), merging with its buddy. */
+DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
+  uint32_t order = node_order(b, x);
+  for (;;) {
+    if (x == 1) {
+      node_lock(b, x);
+      set_avail(b, x);
+      node_unlock(b, x);
+      dm_sem_signal(&b->sem[order], 1, 0);
+      return;
+    }
+    uint64_t p = x >> 1, bud = x ^ 1u;
+    node_lock(b, p);
+    node_lock(b, p * 2);
+    node_lock(b, p * 2 + 1);
+    if (dm_load32(&b->state[bud]) == DM_NODE_AVAIL && dm_sem_try_wait(&b->sem[order], 1)) {
+      set_busy(b, bud);
+      dm_store32(&b->state[p], DM_NODE_BUSY); /* p is now an owned block */
+      node_unlock(b, p * 2 + 1);
+      node_unlock(b, p * 2);
+      node_unlock(b, p);
+      x = p;
+      order++;
+      continue;
+    }
+    set_avail(b, x);
+    dm_sem_signal(&b->sem[order], 1, 0);
+    uint32_t s = dm_load32(&b->state[p]), ns = split_state(b, p);
+    if (ns != s) dm_store32(&b->state[p], ns);
+    node_unlock(b, p * 2 + 1);
+    node_unlock(b, p * 2);
+    node_unlock(b, p);
+    if (ns != s && p > 1) dm_buddy_propagate(b, p >> 1);
+    return;
+  }
+}
+
+/* Find the allocated node that starts at pool offset `off`.
+ * Returns the node, or 0 with *why = DM_FREE_FOREIGN / DM_FREE_DOUBLE. */
+DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
+  *why = DM_FREE_FOREIGN;
+  if (off >= b->pool_bytes || (off & ((1ull << DM_LEAF_SHIFT) - 1)) != 0) return 0;
+  uint64_t i = 1;
+  for (;;) {
+    uint32_t s = dm_load32(&b->state[i]);
+    if (!(s & DM_NODE_SPLIT)) break;
+    uint32_t h = node_order(b, i);
+    uint64_t half = 1ull << (h - 1 + DM_LEAF_SHIFT);
+    i = 2 * i + ((off & half) ? 1u : 0u);
+  }
+  if (dm_buddy_node_offset(b, i) != off) return 0;
+  uint32_t s = dm_load32(&b->state[i]);
+  if (s == DM_NODE_AVAIL) {
+    *why = DM_FREE_DOUBLE;
+    return 0;
+  }
+  *why = DM_FREE_OK;
+  return i;
+}
+
+DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node) { return node_order(b, node); }
+
+DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node) {
+  return b->base + dm_buddy_node_offset(b, node);
+}

@@ -1,0 +1,85 @@
+/*
+ * dm_internal.h — prototypes of the allocator core, grouped by the file that
+ * defines them. Include this (it includes dm_types.h and dm_platform.h).
+ * Error convention: allocation functions return 0/NULL on failure and never
+ * block indefinitely; free paths report misuse through dm_free_status_t.
+ */
+#ifndef DM_INTERNAL_H
+#define DM_INTERNAL_H
+
+#include "dm_types.h"
+
+enum { DM_SEM_OK = 0, DM_SEM_GROW = -1 };
+typedef enum { DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2 } dm_free_status_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* sem.c */
+DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count);
+DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b);
+DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b);
+DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n);
+DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial);
+DM_FN uint32_t dm_sem_value(const dm_sem_t *s);
+DM_FN uint32_t dm_sem_expected(const dm_sem_t *s);
+DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
+
+/* buddy.c */
+DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order);
+DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
+DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
+DM_FN void dm_buddy_propagate(dm_buddy_t *b, uint64_t node);
+DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
+DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
+DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);
+DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node);
+DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node);
+
+/* sizeclass.c */
+DM_FN int dm_class_of(uint64_t size, uint64_t align);
+DM_FN uint32_t dm_order_of(uint64_t bytes);
+void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]);
+
+/* slab.c */
+DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls);
+DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+DM_FN char *dm_grant_slot(dm_grant_t g, int k);
+DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
+                         uint32_t *word, uint64_t *bit);
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits);
+DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count);
+DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
+
+/* heap.c */
+DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);
+DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena);
+DM_FN void dm_stat_add(uint64_t *ctr, uint64_t v);
+DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
+DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
+DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
+DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t count, uint64_t bytes);
+DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
+
+/* single.c */
+DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align);
+DM_FN int dm_free(dm_heap_t *h, void *p);
+
+/* layout.c (host only: plans and formats a heap in any memory) */
+typedef void (*dm_write_fn)(void *ctx, uint64_t off, const void *src, uint64_t n);
+int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L);
+void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *out);
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx);
+struct devmalloc_stats;
+void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
+                        const dm_heap_stats_t *hs, struct devmalloc_stats *out);
+
+/* check.c (host only) */
+int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen);
+int dm_heap_is_whole(const dm_heap_t *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DM_INTERNAL_H */

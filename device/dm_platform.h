@@ -1,0 +1,127 @@
+/*
+ * dm_platform.h — the one platform layer of the allocator core.
+ *
+ * The core (sem.c, buddy.c, slab.c, heap.c) is plain C written against this
+ * contract and compiles twice: with nvcc for the GPU (CUDA atomics, %smid,
+ * __nanosleep) and with gcc for the host test harness (C11 memory model via
+ * the __atomic builtins, pthreads). Nothing else in the core may use a
+ * compiler- or device-specific facility.
+ *
+ * Contract
+ *   DM_FN               qualifier of every core function (device or host)
+ *   DM_INLINE           qualifier of small helpers (static inline)
+ *   DM_CONST            qualifier of constant tables
+ *   dm_load32/64        atomic loads (relaxed; pair with dm_fence)
+ *   dm_store32/64       atomic stores
+ *   dm_cas32/64         compare-and-swap, returns the old value (full fence)
+ *   dm_add32/64         fetch-and-add, returns the old value
+ *   dm_or64/and64       fetch-or / fetch-and, return the old value
+ *   dm_max64            atomic maximum
+ *   dm_fence()          full memory fence (device scope on the GPU)
+ *   dm_pause()          back-off inside spin loops
+ *   dm_rand()           cheap per-thread pseudo-random 32-bit value
+ *   dm_arena_hint()     index of the caller's arena source (SM id / thread)
+ *   dm_ctz64/dm_popc64/dm_clz64  bit helpers
+ */
+#ifndef DM_PLATFORM_H
+#define DM_PLATFORM_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#if defined(__CUDACC__)
+/* ---------------------------------------------------------------- CUDA --- */
+#define DM_FN __device__
+#define DM_INLINE __device__ __forceinline__
+#define DM_NOINLINE __device__ __noinline__
+#define DM_CONST __constant__
+
+static DM_INLINE uint32_t dm_load32(const uint32_t *p) { return *(const volatile uint32_t *)p; }
+static DM_INLINE uint64_t dm_load64(const uint64_t *p) { return *(const volatile uint64_t *)p; }
+static DM_INLINE void dm_store32(uint32_t *p, uint32_t v) { *(volatile uint32_t *)p = v; }
+static DM_INLINE void dm_store64(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
+static DM_INLINE uint32_t dm_cas32(uint32_t *p, uint32_t e, uint32_t d) { return atomicCAS(p, e, d); }
+static DM_INLINE uint64_t dm_cas64(uint64_t *p, uint64_t e, uint64_t d) {
+  return atomicCAS((unsigned long long *)p, e, d);
+}
+static DM_INLINE uint32_t dm_add32(uint32_t *p, uint32_t v) { return atomicAdd(p, v); }
+static DM_INLINE uint64_t dm_add64(uint64_t *p, uint64_t v) {
+  return atomicAdd((unsigned long long *)p, (unsigned long long)v);
+}
+static DM_INLINE uint64_t dm_or64(uint64_t *p, uint64_t v) {
+  return atomicOr((unsigned long long *)p, (unsigned long long)v);
+}
+static DM_INLINE uint64_t dm_and64(uint64_t *p, uint64_t v) {
+  return atomicAnd((unsigned long long *)p, (unsigned long long)v);
+}
+static DM_INLINE void dm_max64(uint64_t *p, uint64_t v) {
+  atomicMax((unsigned long long *)p, (unsigned long long)v);
+}
+static DM_INLINE void dm_fence(void) { __threadfence(); }
+static DM_INLINE void dm_pause(void) { __nanosleep(64); }
+static DM_INLINE uint32_t dm_smid(void) {
+  uint32_t id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
+static DM_INLINE uint32_t dm_rand(void) {
+  uint32_t x = (uint32_t)clock64() * 2654435761u ^ (threadIdx.x * 0x9E3779B9u) ^
+               (blockIdx.x * 0x85EBCA6Bu);
+  x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12;
+  return x;
+}
+static DM_INLINE uint32_t dm_arena_hint(void) { return dm_smid(); }
+static DM_INLINE int dm_ctz64(uint64_t x) { return __ffsll((long long)x) - 1; }
+static DM_INLINE int dm_popc64(uint64_t x) { return __popcll(x); }
+static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
+
+#else
+/* ---------------------------------------------------------------- host --- */
+#include <sched.h>
+#define DM_FN
+#define DM_INLINE inline
+#define DM_NOINLINE
+#define DM_CONST
+
+#define DM_SC __ATOMIC_SEQ_CST
+static inline uint32_t dm_load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint64_t dm_load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void dm_store32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void dm_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline uint32_t dm_cas32(uint32_t *p, uint32_t e, uint32_t d) {
+  __atomic_compare_exchange_n(p, &e, d, 0, DM_SC, DM_SC);
+  return e;
+}
+static inline uint64_t dm_cas64(uint64_t *p, uint64_t e, uint64_t d) {
+  __atomic_compare_exchange_n(p, &e, d, 0, DM_SC, DM_SC);
+  return e;
+}
+static inline uint32_t dm_add32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, DM_SC); }
+static inline uint64_t dm_add64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, DM_SC); }
+static inline uint64_t dm_or64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, DM_SC); }
+static inline uint64_t dm_and64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }
+static inline void dm_max64(uint64_t *p, uint64_t v) {
+  uint64_t o = dm_load64(p);
+  while (o < v && !__atomic_compare_exchange_n(p, &o, v, 1, DM_SC, DM_SC)) {
+  }
+}
+static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
+static inline void dm_pause(void) { sched_yield(); }
+uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */
+uint32_t dm_host_arena_hint(void); /* host_prim.c: stable per-thread index */
+static inline uint32_t dm_rand(void) { return dm_host_rand(); }
+static inline uint32_t dm_arena_hint(void) { return dm_host_arena_hint(); }
+static inline int dm_ctz64(uint64_t x) { return __builtin_ctzll(x); }
+static inline int dm_popc64(uint64_t x) { return __builtin_popcountll(x); }
+static inline int dm_clz64(uint64_t x) { return __builtin_clzll(x); }
+#endif
+
+/* Assertions: DM_ASSERT is checked in host test builds only (DM_DEBUG). */
+#if defined(DM_DEBUG) && !defined(__CUDACC__)
+#include <assert.h>
+#define DM_ASSERT(x) assert(x)
+#else
+#define DM_ASSERT(x) ((void)0)
+#endif
+
+#endif /* DM_PLATFORM_H */

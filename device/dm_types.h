@@ -1,0 +1,151 @@
+/*
+ * dm_types.h — every structure of the allocator core and its compile-time
+ * knobs. The same layout is used on the GPU and on the host: the host runtime
+ * builds a dm_heap_t in host memory holding device addresses and copies it to
+ * the device, and the host test harness uses it directly.
+ *
+ * Memory of a heap (one contiguous allocation of heap_bytes):
+ *   [ pool: pool_bytes, a multiple of the buddy leaf ][ metadata ][ dm_heap_t ]
+ * The pool comes first so that it keeps the allocation's alignment (2 MiB for
+ * cuMemAlloc of large sizes); the metadata arrays follow (dm_layout_t says
+ * where). All metadata is zero after formatting except O(tree height) words
+ * (heap.c), so creating a heap is a memset plus a few small copies.
+ */
+#ifndef DM_TYPES_H
+#define DM_TYPES_H
+
+#include "dm_platform.h"
+
+/* ---------------------------------------------------------------- knobs --- */
+#define DM_LEAF_SHIFT      14u  /* buddy leaf (smallest large block): 16 KiB */
+#define DM_CHUNK_SHIFT     17u  /* slab chunk: 128 KiB, a buddy block */
+#define DM_CHUNK_ORDER     (DM_CHUNK_SHIFT - DM_LEAF_SHIFT)
+#define DM_CHUNK_BYTES     (1ull << DM_CHUNK_SHIFT)
+#define DM_SLAB_DATA_OFF   2048u /* first slot's offset in a chunk; bitmap lives below */
+#define DM_DISPATCH_ALIGN  4096u /* free(): p % 4096 == 0 -> buddy, else slab */
+#define DM_SLAB_MAX        8192u /* largest request served by the slab */
+#define DM_NUM_CLASSES     18u
+#define DM_CHUNK_WORDS     128u  /* bitmap words per chunk (>= max slots / 64) */
+#define DM_MAX_ORDERS      40u   /* buddy orders supported (16 KiB << 39) */
+#define DM_MAX_ARENAS      2048u
+#define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
+#define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
+
+/* ------------------------------------------------------- bulk semaphore --- */
+/* One 64-bit word: C (value) bits 0..31, E (expected) 32..47, R (reserved)
+ * 48..63 — the paper's three counters, updated together by CAS. */
+typedef struct dm_sem {
+  uint64_t w;
+} dm_sem_t;
+
+/* ------------------------------------------------------------ buddy tree --- */
+/* Node states. A node is SPLIT when its children carry the state of its
+ * memory; only split nodes are ever PARTIAL. */
+enum {
+  DM_NODE_BUSY = 0u,    /* allocated, covered by an ancestor, or split with nothing available */
+  DM_NODE_AVAIL = 1u,   /* free block of this order */
+  DM_NODE_PARTIAL = 2u, /* split, some descendant available */
+  DM_NODE_STATE = 3u,   /* mask of the state */
+  DM_NODE_SPLIT = 4u
+};
+
+typedef struct dm_buddy {
+  uint32_t *state;       /* per node (heap order: root 1, children 2i, 2i+1) */
+  uint32_t *lock;        /* per node spin lock */
+  uint64_t *avail;       /* per order bitmap of AVAIL nodes */
+  dm_sem_t *sem;         /* per order: available nodes */
+  uint64_t word_off[DM_MAX_ORDERS]; /* first bitmap word of each order */
+  uint32_t top;          /* order of the root */
+  uint32_t pad;
+  char *base;            /* pool start */
+  uint64_t pool_bytes;
+} dm_buddy_t;
+
+/* -------------------------------------------------------------- slab ----- */
+/* Per chunk descriptor, kept outside the chunk so that it is never freed. */
+typedef struct dm_chunk {
+  uint64_t live;   /* tag << 32 | used; tag 0 = not a slab chunk */
+  uint32_t prev;   /* neighbours in the bin's list of non-full chunks, index+1 */
+  uint32_t next;
+  uint32_t listed; /* 1 while in the list (under the bin lock) */
+  uint32_t pad;
+} dm_chunk_t;
+
+/* Per arena and size class. */
+typedef struct dm_bin {
+  dm_sem_t sem;    /* free slots in the bin's chunks (two-stage accounting) */
+  uint32_t lock;   /* protects head, prev/next/listed of its chunks */
+  uint32_t head;   /* first non-full chunk, index+1 */
+  uint32_t hint;   /* chunk to try first, index+1 (read without the lock) */
+  uint32_t pad;
+} dm_bin_t;
+
+typedef struct dm_class {
+  uint32_t size;   /* slot bytes */
+  uint32_t nslots; /* slots laid out in a chunk */
+  uint32_t cap;    /* usable slots (nslots minus those at 4 KiB-aligned offsets) */
+  uint32_t pad;
+} dm_class_t;
+
+/* ---------------------------------------------------------------- stats --- */
+typedef struct dm_arena_stats {
+  uint64_t class_allocs[DM_NUM_CLASSES];
+  uint64_t large_allocs;
+  uint64_t frees;
+  uint64_t failures;
+  uint64_t bytes_in_use; /* signed: frees may land in another arena */
+} dm_arena_stats_t;
+
+typedef struct dm_heap_stats {
+  uint64_t double_frees;
+  uint64_t foreign_frees;
+  uint64_t footprint;    /* pool bytes held by chunks and large blocks */
+  uint64_t peak;         /* maximum of footprint */
+} dm_heap_stats_t;
+
+/* ----------------------------------------------------------------- heap --- */
+typedef struct dm_layout {
+  uint64_t pool_bytes;
+  uint64_t nodes;        /* 2 << top */
+  uint64_t state_off, lock_off, avail_off, sem_off;
+  uint64_t chunk_off, bin_off, astats_off, hstats_off, heap_off;
+  uint64_t avail_words;
+  uint64_t nchunks;
+  uint64_t total;        /* bytes needed: == heap_bytes */
+  uint32_t top, narenas;
+} dm_layout_t;
+
+typedef struct dm_heap {
+  uint64_t magic;
+  uint64_t heap_bytes;
+  dm_buddy_t buddy;
+  dm_chunk_t *chunks;
+  dm_bin_t *bins;              /* narenas * DM_NUM_CLASSES */
+  dm_arena_stats_t *astats;    /* narenas */
+  dm_heap_stats_t *hstats;
+  uint32_t narenas;
+  uint32_t nchunks;
+  dm_class_t classes[DM_NUM_CLASSES];
+} dm_heap_t;
+
+/* Result of stage two of a slab allocation: one word of one chunk's bitmap,
+ * the bits claimed in it. Slot i of the chunk is bit i. */
+typedef struct dm_grant {
+  char *chunk;       /* chunk base */
+  uint32_t word;     /* bitmap word index */
+  uint32_t size;     /* slot size */
+  uint64_t bits;     /* claimed bits (0: nothing, out of memory) */
+} dm_grant_t;
+
+/* A reservation in flight (stage one done, stage two under way). */
+typedef struct dm_resv {
+  uint32_t arena;    /* arena whose bin the units come from */
+  uint32_t home;     /* the caller's own arena */
+  uint32_t cls;
+  uint32_t units;    /* semaphore units not yet pinned to a chunk */
+  uint32_t pinned;   /* slots pinned in `chunk`, not yet claimed */
+  uint32_t chunk;    /* chunk index+1 */
+  uint32_t tries;    /* arenas tried when stealing */
+} dm_resv_t;
+
+#endif /* DM_TYPES_H */

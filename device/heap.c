@@ -1,0 +1,80 @@
+/*
+ * heap.c — the heap as a whole: large blocks (buddy tree), the counters, and
+ * the arena of the caller. Slab requests are served by slab.c; the callers
+ * (device/devmalloc.cu on the GPU, host/heap_host.c for host tests) combine
+ * the two and aggregate requests of a warp.
+ *
+ * Counters: per-arena (allocations per class, large allocations, frees,
+ * failures, bytes in use — signed, since a block may be freed from another
+ * arena) and per heap (double and foreign frees, footprint and its peak: pool
+ * bytes held by slab chunks and large blocks). All are updated with single
+ * atomic adds, once per warp-level operation.
+ *
+ * Locking: none here beyond what buddy.c and slab.c take.
+ */
+#include "dm_internal.h"
+
+DM_FN void dm_stat_add(uint64_t *ctr, uint64_t v) { dm_add64(ctr, v); }
+
+DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) { return dm_arena_hint() % h->narenas; }
+
+DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count) {
+  dm_add64(&h->astats[arena].failures, count);
+}
+
+DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why) {
+  dm_add64(why == DM_FREE_DOUBLE ? &h->hstats->double_frees : &h->hstats->foreign_frees, 1);
+}
+
+DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
+  dm_add64(&h->astats[arena].class_allocs[cls], count);
+  dm_add64(&h->astats[arena].bytes_in_use, (uint64_t)count * h->classes[cls].size);
+}
+
+DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t count, uint64_t bytes) {
+  dm_add64(&h->astats[arena].frees, count);
+  dm_add64(&h->astats[arena].bytes_in_use, (uint64_t)0 - bytes);
+}
+
+/* A block of at least max(size, align) bytes from the buddy tree. */
+DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
+  uint64_t need = size > align ? size : align;
+  uint32_t order = dm_order_of(need);
+  uint64_t node = order <= h->buddy.top ? dm_buddy_alloc(&h->buddy, order) : 0;
+  if (!node) {
+    dm_heap_note_failure(h, arena, 1);
+    return 0;
+  }
+  char *p = dm_buddy_addr(&h->buddy, node);
+  if (((uint64_t)(uintptr_t)p & (align - 1)) != 0) { /* beyond the pool's own alignment */
+    dm_buddy_free(&h->buddy, node);
+    dm_heap_note_failure(h, arena, 1);
+    return 0;
+  }
+  uint64_t bytes = 1ull << (order + DM_LEAF_SHIFT);
+  dm_add64(&h->astats[arena].large_allocs, 1);
+  dm_add64(&h->astats[arena].bytes_in_use, bytes);
+  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+  return p;
+}
+
+/* Free the large block at pool offset `off` (4 KiB aligned). Returns
+ * DM_FREE_OK or the kind of misuse (counted). */
+DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
+  int why;
+  uint64_t node = dm_buddy_lookup(&h->buddy, off, &why);
+  if (node && dm_buddy_order(&h->buddy, node) == DM_CHUNK_ORDER &&
+      dm_chunk_class(h, (uint32_t)(off >> DM_CHUNK_SHIFT)) != DM_NUM_CLASSES) {
+    node = 0; /* a slab chunk's base: never handed out */
+    why = DM_FREE_FOREIGN;
+  }
+  if (!node) {
+    dm_heap_note_misuse(h, why);
+    return why;
+  }
+  uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT);
+  dm_buddy_free(&h->buddy, node);
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes);
+  dm_heap_note_free(h, arena, 1, bytes);
+  return DM_FREE_OK;
+}

@@ -1,0 +1,149 @@
+/*
+ * layout.c — plan, format and read a heap from the host (host only).
+ *
+ * dm_layout_compute() decides how heap_bytes are split into the pool and the
+ * metadata arrays; dm_heap_build() fills a dm_heap_t with the addresses those
+ * arrays will have at a given base (device or host addresses alike);
+ * dm_heap_format() writes the few non-zero metadata words (tree nodes on the
+ * pool's boundary, the available bits, the semaphore counts, the heap
+ * struct) through a write callback. The caller zeroes the metadata first, so
+ * formatting an 8 GiB heap is one memset plus O(tree height) small writes.
+ * dm_heap_read_stats() folds per-arena counters into devmalloc_stats_t.
+ *
+ * Locking: none; a heap must not be in use while it is formatted.
+ */
+#include <string.h>
+#include "dm_internal.h"
+#include "devmalloc.h"
+
+#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+static uint32_t top_for(uint64_t pool) {
+  uint64_t leaves = pool >> DM_LEAF_SHIFT;
+  uint32_t top = 0;
+  while ((1ull << top) < leaves) top++;
+  return top;
+}
+
+static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
+  memset(L, 0, sizeof *L);
+  L->pool_bytes = pool;
+  L->top = top_for(pool);
+  L->narenas = narenas;
+  L->nodes = 2ull << L->top;
+  for (uint32_t h = 0; h <= L->top; h++) L->avail_words += ((1ull << (L->top - h)) + 63) / 64;
+  L->nchunks = pool >> DM_CHUNK_SHIFT;
+  uint64_t o = ALIGN_UP(pool, 256);
+  L->state_off = o;  o = ALIGN_UP(o + L->nodes * 4, 256);
+  L->lock_off = o;   o = ALIGN_UP(o + L->nodes * 4, 256);
+  L->avail_off = o;  o = ALIGN_UP(o + L->avail_words * 8, 256);
+  L->sem_off = o;    o = ALIGN_UP(o + (uint64_t)(L->top + 1) * sizeof(dm_sem_t), 256);
+  L->chunk_off = o;  o = ALIGN_UP(o + L->nchunks * sizeof(dm_chunk_t), 256);
+  L->bin_off = o;    o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * sizeof(dm_bin_t), 256);
+  L->astats_off = o; o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
+  L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
+  L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
+  L->total = o;
+}
+
+/* Largest pool (a multiple of the leaf) whose metadata fits beside it.
+ * Returns 0, or -1 when heap_bytes is too small to hold one chunk. */
+int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L) {
+  if (narenas == 0 || narenas > DM_MAX_ARENAS) return -1;
+  uint64_t leaf = 1ull << DM_LEAF_SHIFT;
+  uint64_t pool = heap_bytes / leaf * leaf;
+  while (pool >= DM_CHUNK_BYTES) {
+    layout_for_pool(pool, narenas, L);
+    if (L->total <= heap_bytes) {
+      L->total = heap_bytes;
+      return 0;
+    }
+    uint64_t over = ALIGN_UP(L->total - heap_bytes, leaf);
+    pool = pool > over ? pool - over : 0;
+  }
+  return -1;
+}
+
+void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *h) {
+  memset(h, 0, sizeof *h);
+  h->magic = DM_HEAP_MAGIC;
+  h->heap_bytes = heap_bytes;
+  h->buddy.state = (uint32_t *)(uintptr_t)(base + L->state_off);
+  h->buddy.lock = (uint32_t *)(uintptr_t)(base + L->lock_off);
+  h->buddy.avail = (uint64_t *)(uintptr_t)(base + L->avail_off);
+  h->buddy.sem = (dm_sem_t *)(uintptr_t)(base + L->sem_off);
+  uint64_t w = 0;
+  for (uint32_t o = 0; o <= L->top; o++) {
+    h->buddy.word_off[o] = w;
+    w += ((1ull << (L->top - o)) + 63) / 64;
+  }
+  h->buddy.top = L->top;
+  h->buddy.base = (char *)(uintptr_t)base;
+  h->buddy.pool_bytes = L->pool_bytes;
+  h->chunks = (dm_chunk_t *)(uintptr_t)(base + L->chunk_off);
+  h->bins = (dm_bin_t *)(uintptr_t)(base + L->bin_off);
+  h->astats = (dm_arena_stats_t *)(uintptr_t)(base + L->astats_off);
+  h->hstats = (dm_heap_stats_t *)(uintptr_t)(base + L->hstats_off);
+  h->narenas = L->narenas;
+  h->nchunks = (uint32_t)L->nchunks;
+  dm_classes_compute(h->classes);
+}
+
+/* Node i of order `order` covers [start, start + size). Write the initial
+ * state of the nodes that are not BUSY (zero): fully inside the pool with a
+ * parent that is not -> AVAIL; straddling the pool's end -> SPLIT|PARTIAL. */
+static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order,
+                        uint64_t start, dm_write_fn write, void *ctx, uint32_t *sem_count) {
+  uint64_t size = 1ull << (order + DM_LEAF_SHIFT);
+  uint32_t st;
+  if (start + size <= L->pool_bytes) {
+    st = DM_NODE_AVAIL;
+    uint64_t rank = i - (1ull << (L->top - order));
+    uint64_t word = h->buddy.word_off[order] + rank / 64, bits = 1ull << (rank % 64);
+    write(ctx, L->avail_off + word * 8, &bits, 8); /* at most one per order */
+    sem_count[order]++;
+  } else if (start < L->pool_bytes) {
+    st = DM_NODE_SPLIT | DM_NODE_PARTIAL;
+    format_node(L, h, 2 * i, order - 1, start, write, ctx, sem_count);
+    format_node(L, h, 2 * i + 1, order - 1, start + size / 2, write, ctx, sem_count);
+  } else {
+    return;
+  }
+  write(ctx, L->state_off + i * 4, &st, 4);
+}
+
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx) {
+  uint32_t sem_count[DM_MAX_ORDERS] = {0};
+  format_node(L, h, 1, L->top, 0, write, ctx, sem_count);
+  for (uint32_t o = 0; o <= L->top; o++) {
+    if (!sem_count[o]) continue;
+    dm_sem_t s = {sem_count[o]};
+    write(ctx, L->sem_off + (uint64_t)o * sizeof(dm_sem_t), &s, sizeof s);
+  }
+  write(ctx, L->heap_off, h, sizeof *h);
+}
+
+void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
+                        const dm_heap_stats_t *hs, struct devmalloc_stats *out) {
+  memset(out, 0, sizeof *out);
+  out->heap_bytes = h->heap_bytes;
+  out->pool_bytes = h->buddy.pool_bytes;
+  int64_t in_use = 0;
+  for (uint32_t a = 0; a < h->narenas; a++) {
+    const dm_arena_stats_t *s = &astats[a];
+    for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+      out->class_allocs[c] += s->class_allocs[c];
+      out->allocs += s->class_allocs[c];
+    }
+    out->large_allocs += s->large_allocs;
+    out->allocs += s->large_allocs;
+    out->frees += s->frees;
+    out->failures += s->failures;
+    in_use += (int64_t)s->bytes_in_use;
+  }
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) out->class_size[c] = h->classes[c].size;
+  out->bytes_in_use = in_use > 0 ? (uint64_t)in_use : 0;
+  out->double_frees = hs->double_frees;
+  out->foreign_frees = hs->foreign_frees;
+  out->peak_bytes = hs->peak;
+}

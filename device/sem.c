@@ -1,0 +1,89 @@
+/*
+ * sem.c — bulk semaphores (Gelado & Garland, PPoPP'19, Algorithms 1 and 2).
+ *
+ * A bulk semaphore counts units of a resource (C), units expected from
+ * batches being produced (E) and units reserved by waiting threads (R), all in
+ * one 64-bit word updated by CAS (signal is a single fetch-add). wait(N, B)
+ * either takes N units (DM_SEM_OK) or, when C + E - R < N, tells the caller to
+ * produce a batch of B units (DM_SEM_GROW): the caller keeps N of them and
+ * later calls signal(B - N, B - N), or signal(0, B - N) if it failed to
+ * produce the batch. Otherwise the caller reserves N and spins until units
+ * arrive or the expected units can no longer cover the reservations.
+ *
+ * Locking: lock-free; waiters spin with dm_pause(). E and R are 16 bits:
+ * when E would overflow the caller waits for batches in flight instead.
+ */
+#include "dm_internal.h"
+
+#define SEM_C(w) ((uint32_t)(w))
+#define SEM_E(w) ((uint32_t)((w) >> 32) & 0xffffu)
+#define SEM_R(w) ((uint32_t)((w) >> 48))
+#define SEM_PACK(c, e, r) ((uint64_t)(c) | ((uint64_t)(e) << 32) | ((uint64_t)(r) << 48))
+#define SEM_FIELD_MAX 0xffffu
+
+DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count) { s->w = SEM_PACK(count, 0, 0); }
+
+DM_FN uint32_t dm_sem_value(const dm_sem_t *s) { return SEM_C(dm_load64(&s->w)); }
+DM_FN uint32_t dm_sem_expected(const dm_sem_t *s) { return SEM_E(dm_load64(&s->w)); }
+DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s) { return SEM_R(dm_load64(&s->w)); }
+
+enum { SEM_RESERVED = 1 };
+
+DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
+  DM_ASSERT(n > 0 && b >= n);
+  for (;;) {
+    uint64_t w = dm_load64(&s->w);
+    int res;
+    for (;;) {
+      uint32_t c = SEM_C(w), e = SEM_E(w), r = SEM_R(w);
+      uint64_t nw;
+      if ((uint64_t)c + e < (uint64_t)r + n && e + (b - n) <= SEM_FIELD_MAX) {
+        nw = SEM_PACK(c, e + (b - n), r);
+        res = DM_SEM_GROW;
+      } else if (c >= n) {
+        nw = SEM_PACK(c - n, e, r);
+        res = DM_SEM_OK;
+      } else if (r + n <= SEM_FIELD_MAX) {
+        nw = SEM_PACK(c, e, r + n);
+        res = SEM_RESERVED;
+      } else {
+        dm_pause();
+        w = dm_load64(&s->w);
+        continue;
+      }
+      uint64_t old = dm_cas64(&s->w, w, nw);
+      if (old == w) break;
+      w = old;
+    }
+    if (res != SEM_RESERVED) return res;
+    /* Reserved: wait until units arrive or the batches in flight cannot cover
+     * every reservation any more, then drop the reservation and retry. */
+    for (;;) {
+      dm_pause();
+      w = dm_load64(&s->w);
+      if (SEM_C(w) >= n || SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
+    }
+    dm_add64(&s->w, (uint64_t)0 - ((uint64_t)n << 48));
+  }
+}
+
+DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
+  dm_add64(&s->w, (uint64_t)n - ((uint64_t)b << 32));
+}
+
+/* Take n units if C >= n, or (partial) as many as there are, up to n.
+ * Never waits. Returns the number of units taken. */
+DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) {
+  uint64_t w = dm_load64(&s->w);
+  for (;;) {
+    uint32_t c = SEM_C(w);
+    uint32_t t = c >= n ? n : (partial ? c : 0);
+    if (t == 0) return 0;
+    uint64_t old = dm_cas64(&s->w, w, w - t);
+    if (old == w) return t;
+    w = old;
+  }
+}
+
+/* The paper's try-wait: take n units if they are there, else fail. */
+DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return dm_sem_try_take(s, n, 0) == n; }

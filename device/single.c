@@ -1,0 +1,53 @@
+/*
+ * single.c — malloc/free for one caller at a time (a host thread, or one GPU
+ * lane where no aggregation applies). The GPU entry points in devmalloc.cu
+ * aggregate a warp's requests and call the same slab/buddy functions.
+ *
+ * Locking: none of its own.
+ */
+#include "dm_internal.h"
+
+DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
+  if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
+  if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  uint32_t arena = dm_heap_arena(h);
+  int cls = dm_class_of(size, align);
+  if (cls < 0) return dm_heap_malloc_large(h, size, align, arena);
+  dm_resv_t rv;
+  dm_resv_init(&rv, arena, (uint32_t)cls);
+  dm_grant_t g = dm_slab_grant(h, &rv, 1);
+  if (!g.bits) {
+    dm_heap_note_failure(h, arena, 1);
+    return 0;
+  }
+  dm_heap_note_slab(h, arena, (uint32_t)cls, 1);
+  return dm_grant_slot(g, dm_ctz64(g.bits));
+}
+
+/* Returns DM_FREE_OK, or what was wrong with the pointer (counted). */
+DM_FN int dm_free(dm_heap_t *h, void *p) {
+  if (!p) return DM_FREE_OK;
+  uint64_t off = (uint64_t)((char *)p - h->buddy.base);
+  if ((char *)p < h->buddy.base || off >= h->buddy.pool_bytes) {
+    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+    return DM_FREE_FOREIGN;
+  }
+  uint32_t arena = dm_heap_arena(h);
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+    return dm_heap_free_large(h, off, arena);
+  }
+  uint32_t chunk, word;
+  uint64_t bit;
+  if (dm_slab_locate(h, off, &chunk, &word, &bit) != DM_FREE_OK) {
+    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+    return DM_FREE_FOREIGN;
+  }
+  uint32_t cls = dm_chunk_class(h, chunk);
+  if (!dm_slab_free_bits(h, chunk, word, bit)) {
+    dm_heap_note_misuse(h, DM_FREE_DOUBLE);
+    return DM_FREE_DOUBLE;
+  }
+  dm_slab_free_commit(h, chunk, 1);
+  dm_heap_note_free(h, arena, 1, h->classes[cls].size);
+  return DM_FREE_OK;
+}

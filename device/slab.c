@@ -1,0 +1,328 @@
+/*
+ * slab.c — small blocks (the paper's UAlloc, with XMalloc/RW-BM search).
+ *
+ * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
+ * size class of one arena (an SM on the GPU); its first 2 KiB hold its slot
+ * bitmap and slots follow from offset 2048. The chunk's descriptor (dm_chunk_t,
+ * outside the pool, never freed) holds `live` = tag << 32 | used, where tag
+ * names arena and class (0: not a slab chunk) and `used` counts slots claimed
+ * or pinned.
+ *
+ * Allocation is two-stage, per request of n slots (n lanes of a warp on the
+ * GPU, 1 on the host):
+ *   1. accounting: wait on the bin's bulk semaphore (free slots of the arena's
+ *      chunks of this class). GROW: take a chunk from the buddy tree, format
+ *      it and keep n slots of it. If the tree is full, take units from other
+ *      arenas' semaphores (stealing) so that memory is never stranded.
+ *   2. tracking: pin units to a chunk (CAS on `live`: tag must match, used
+ *      must stay <= cap), then claim bits in its bitmap with one fetch-or per
+ *      word, starting from a pseudo-random word (RW-BM).
+ * Free clears the bit (fetch-and: a bit already clear is a double free),
+ * decrements `used`, signals the semaphore, re-lists a chunk that was full,
+ * and returns an empty chunk to the buddy tree (try-wait of a whole chunk's
+ * units, then CAS used 0 -> dead), so that a heap whose blocks are all freed
+ * is whole again.
+ *
+ * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
+ * the prev/next/listed fields of its chunks; it is taken when a chunk fills
+ * up, empties, or the hint runs dry — never per allocation. `hint` and `live`
+ * are read and updated lock-free. A stale hint is harmless: pinning checks the
+ * tag, and a chunk re-formatted for the same bin is a valid target.
+ */
+#include "dm_internal.h"
+
+static DM_INLINE dm_bin_t *bin_at(dm_heap_t *h, uint32_t arena, uint32_t cls) {
+  return &h->bins[arena * DM_NUM_CLASSES + cls];
+}
+static DM_INLINE uint32_t make_tag(uint32_t arena, uint32_t cls) { return 1u + cls + (arena << 5); }
+static DM_INLINE uint32_t tag_class(uint32_t tag) { return (tag - 1u) & 31u; }
+static DM_INLINE uint32_t tag_arena(uint32_t tag) { return (tag - 1u) >> 5; }
+static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
+  return h->buddy.base + ((uint64_t)idx << DM_CHUNK_SHIFT);
+}
+static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
+  return (uint64_t *)chunk_base(h, idx);
+}
+static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+
+static DM_INLINE void bin_lock(dm_bin_t *b) {
+  while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
+  dm_fence();
+}
+static DM_INLINE void bin_unlock(dm_bin_t *b) {
+  dm_fence();
+  dm_store32(&b->lock, 0u);
+}
+
+/* List of non-full chunks; caller holds the bin lock. */
+static DM_INLINE void list_insert(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+  dm_chunk_t *c = &h->chunks[idx];
+  c->prev = 0;
+  c->next = b->head;
+  if (b->head) h->chunks[b->head - 1].prev = idx + 1;
+  b->head = idx + 1;
+  c->listed = 1;
+}
+static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+  dm_chunk_t *c = &h->chunks[idx];
+  if (c->prev) h->chunks[c->prev - 1].next = c->next;
+  else b->head = c->next;
+  if (c->next) h->chunks[c->next - 1].prev = c->prev;
+  c->prev = c->next = 0;
+  c->listed = 0;
+}
+
+DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk) {
+  uint32_t tag = (uint32_t)(dm_load64(&h->chunks[chunk].live) >> 32);
+  return tag ? tag_class(tag) : DM_NUM_CLASSES;
+}
+
+DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls) {
+  rv->arena = arena;
+  rv->home = arena;
+  rv->cls = cls;
+  rv->units = rv->pinned = rv->chunk = rv->tries = 0;
+}
+
+DM_FN char *dm_grant_slot(dm_grant_t g, int k) {
+  uint64_t slot = ((uint64_t)g.word << 6) + (uint64_t)k;
+  return g.chunk + DM_SLAB_DATA_OFF + slot * g.size;
+}
+
+/* Lowest `k` set bits of x. */
+static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
+  uint64_t m = 0;
+  while (k-- && x) {
+    uint64_t low = x & (~x + 1u);
+    m |= low;
+    x ^= low;
+  }
+  return m;
+}
+
+/* Format chunk `idx` for (arena, cls) with its first `take` free slots
+ * claimed by the caller; returns them as a grant. */
+static DM_INLINE dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
+                                  uint32_t take) {
+  const dm_class_t *c = &h->classes[cls];
+  uint64_t *bm = chunk_bitmap(h, idx);
+  uint32_t words = class_words(c);
+  for (uint32_t w = 0; w < DM_CHUNK_WORDS; w++) {
+    uint64_t v = 0;
+    for (uint32_t bit = 0; bit < 64; bit++) {
+      uint64_t slot = (uint64_t)w * 64u + bit;
+      if (w >= words || slot >= c->nslots ||
+          (DM_SLAB_DATA_OFF + slot * c->size) % DM_DISPATCH_ALIGN == 0)
+        v |= 1ull << bit;
+    }
+    bm[w] = v;
+  }
+  uint64_t mine = lowest_bits(~bm[0], take);
+  DM_ASSERT((uint32_t)dm_popc64(mine) == take);
+  bm[0] |= mine;
+  dm_fence();
+  dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
+  dm_grant_t g;
+  g.chunk = chunk_base(h, idx);
+  g.word = 0;
+  g.size = c->size;
+  g.bits = mine;
+  return g;
+}
+
+/* Pin up to `want` slots of chunk idx for tag. Returns the number pinned. */
+static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap,
+                             uint32_t want) {
+  uint64_t *live = &h->chunks[idx].live;
+  uint64_t v = dm_load64(live);
+  for (;;) {
+    if ((uint32_t)(v >> 32) != tag) return 0;
+    uint32_t used = (uint32_t)v;
+    if (used >= cap) return 0;
+    uint32_t t = cap - used < want ? cap - used : want;
+    uint64_t old = dm_cas64(live, v, v + t);
+    if (old == v) return t;
+    v = old;
+  }
+}
+
+/* Move the reservation's units onto a chunk of its bin. */
+static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
+  dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
+  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
+  for (;;) {
+    uint32_t hint = dm_load32(&b->hint);
+    if (hint) {
+      uint32_t t = chunk_pin(h, hint - 1, tag, cap, rv->units);
+      if (t) {
+        rv->chunk = hint;
+        rv->pinned = t;
+        rv->units -= t;
+        return;
+      }
+    }
+    /* The hint is full or stale: pick the first listed chunk with room and
+     * drop full ones from the list on the way. */
+    bin_lock(b);
+    uint32_t cur = b->head;
+    while (cur) {
+      uint64_t v = dm_load64(&h->chunks[cur - 1].live);
+      uint32_t next = h->chunks[cur - 1].next;
+      if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
+      list_remove(h, b, cur - 1);
+      cur = next;
+    }
+    dm_store32(&b->hint, cur);
+    bin_unlock(b);
+    if (!cur) dm_pause(); /* a free is about to re-list a chunk */
+  }
+}
+
+/* Claim up to min(n, pinned) slots of the pinned chunk from one word. */
+static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
+  const dm_class_t *c = &h->classes[rv->cls];
+  uint32_t idx = rv->chunk - 1, words = class_words(c);
+  uint64_t *bm = chunk_bitmap(h, idx);
+  uint32_t want = n < rv->pinned ? n : rv->pinned;
+  uint32_t w = words > 1 ? dm_rand() % words : 0;
+  dm_grant_t g;
+  g.chunk = chunk_base(h, idx);
+  g.size = c->size;
+  for (;;) {
+    uint64_t v = dm_load64(&bm[w]);
+    if (~v) {
+      uint64_t mask = lowest_bits(~v, want);
+      uint64_t got = mask & ~dm_or64(&bm[w], mask);
+      if (got) {
+        rv->pinned -= (uint32_t)dm_popc64(got);
+        g.word = w;
+        g.bits = got;
+        return g;
+      }
+      continue; /* lost a race on this word: look again */
+    }
+    w = w + 1 == words ? 0 : w + 1;
+  }
+}
+
+/* Take a fresh chunk for the home bin, keeping n slots. */
+static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
+  dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
+  uint32_t cap = h->classes[rv->cls].cap;
+  uint64_t node = dm_buddy_alloc(&h->buddy, DM_CHUNK_ORDER);
+  if (!node) {
+    dm_sem_signal(&b->sem, 0, cap - n);
+    return 0;
+  }
+  uint32_t idx = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
+  *g = chunk_format(h, idx, rv->arena, rv->cls, n);
+  bin_lock(b);
+  if (n < cap) list_insert(h, b, idx);
+  dm_store32(&b->hint, idx + 1);
+  bin_unlock(b);
+  dm_sem_signal(&b->sem, cap - n, cap - n);
+  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, DM_CHUNK_BYTES) + DM_CHUNK_BYTES);
+  return 1;
+}
+
+/* Grant 1..n slots (bits in one bitmap word), or bits == 0 when the heap has
+ * no slot of this class left. Call again with the remaining count. */
+DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
+  dm_grant_t g;
+  g.bits = 0;
+  g.chunk = 0;
+  g.word = 0;
+  g.size = h->classes[rv->cls].size;
+  for (;;) {
+    if (rv->pinned) return resv_claim(h, rv, n);
+    if (rv->units) {
+      resv_pin(h, rv);
+      continue;
+    }
+    if (rv->tries == 0) { /* stage one in the home arena */
+      uint32_t cap = h->classes[rv->cls].cap, m = n < cap ? n : cap;
+      dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
+      if (dm_sem_wait(&b->sem, m, cap) == DM_SEM_OK) {
+        rv->units = m;
+        continue;
+      }
+      if (resv_grow(h, rv, m, &g)) return g;
+      rv->tries = 1;
+    }
+    /* The tree is full: take free slots that other arenas hold. */
+    uint32_t got = 0;
+    while (!got && rv->tries < h->narenas) {
+      uint32_t a = (rv->home + rv->tries) % h->narenas;
+      rv->tries++;
+      got = dm_sem_try_take(&bin_at(h, a, rv->cls)->sem, n, 1);
+      if (got) {
+        rv->arena = a;
+        rv->units = got;
+      }
+    }
+    if (!got) return g; /* out of memory */
+  }
+}
+
+/* Where a slab pointer lives. Returns DM_FREE_OK or DM_FREE_FOREIGN. */
+DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word,
+                         uint64_t *bit) {
+  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
+  if (idx >= h->nchunks) return DM_FREE_FOREIGN;
+  uint32_t tag = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
+  if (!tag) return DM_FREE_FOREIGN;
+  const dm_class_t *c = &h->classes[tag_class(tag)];
+  uint64_t in = off & (DM_CHUNK_BYTES - 1);
+  if (in < DM_SLAB_DATA_OFF || (in - DM_SLAB_DATA_OFF) % c->size) return DM_FREE_FOREIGN;
+  uint64_t slot = (in - DM_SLAB_DATA_OFF) / c->size;
+  if (slot >= c->nslots) return DM_FREE_FOREIGN;
+  *chunk = idx;
+  *word = (uint32_t)(slot >> 6);
+  *bit = 1ull << (slot & 63u);
+  return DM_FREE_OK;
+}
+
+/* Clear `bits` in a chunk's bitmap word; returns those that were set (the
+ * others are double frees). */
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits) {
+  return dm_and64(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
+}
+
+/* Return an empty chunk to the buddy tree if its units are still free. */
+static DM_INLINE void chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
+  dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
+  uint32_t cap = h->classes[tag_class(tag)].cap;
+  if (!dm_sem_try_wait(&b->sem, cap)) return;
+  bin_lock(b);
+  int dead = dm_cas64(&h->chunks[idx].live, (uint64_t)tag << 32, 0) == (uint64_t)tag << 32;
+  if (dead) {
+    if (h->chunks[idx].listed) list_remove(h, b, idx);
+    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, b->head);
+  }
+  bin_unlock(b);
+  if (!dead) {
+    dm_sem_signal(&b->sem, cap, 0);
+    return;
+  }
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
+  dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER,
+                                            (uint64_t)idx << DM_CHUNK_SHIFT));
+}
+
+/* Account `count` slots of chunk idx freed (their bits already cleared). */
+DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
+  uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
+  uint32_t tag = (uint32_t)(old >> 32), used = (uint32_t)old;
+  uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
+  dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
+  dm_sem_signal(&b->sem, count, 0);
+  if (used == cap && used > count) { /* was full: list it again */
+    bin_lock(b);
+    uint64_t v = dm_load64(&h->chunks[chunk].live);
+    if (!h->chunks[chunk].listed && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
+      list_insert(h, b, chunk);
+    if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
+    bin_unlock(b);
+  }
+  if (used == count) chunk_release(h, chunk, tag);
+}

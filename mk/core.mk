@@ -1,0 +1,31 @@
+# mk/core.mk — the allocator core built for the host (test harness) and its tests.
+
+CORE_SRCS := device/sem.c device/buddy.c device/sizeclass.c device/slab.c device/heap.c \
+             device/single.c device/layout.c device/check.c device/host_prim.c
+CORE_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core/%.o)
+CORE_TSAN_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-tsan/%.o)
+CORE_LIB := $(BUILD)/libdmcore.a
+CORE_TSAN_LIB := $(BUILD)/libdmcore-tsan.a
+CORE_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -DDM_DEBUG -Idevice
+
+$(BUILD)/core/%.o: device/%.c device/*.h | $(BUILD)/core/.dir
+	$(CC) $(CORE_CFLAGS) -c $< -o $@
+$(BUILD)/core-tsan/%.o: device/%.c device/*.h | $(BUILD)/core-tsan/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -c $< -o $@
+$(CORE_LIB): $(CORE_OBJS)
+	ar rcs $@ $^
+$(CORE_TSAN_LIB): $(CORE_TSAN_OBJS)
+	ar rcs $@ $^
+
+UNIT_FIXTURE := tests/unit/heap_fixture.c
+CORE_TESTS := sem buddy slab misuse exhaust stress
+CORE_TEST_BINS := $(CORE_TESTS:%=$(BUILD)/tests/test_%)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURE) tests/unit/*.h $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) $< $(UNIT_FIXTURE) -o $@ $(CORE_LIB) -lcmocka -lpthread
+
+# The stress test again under ThreadSanitizer.
+$(BUILD)/tests/test_stress_tsan: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -DSTRESS_SCALE=8 $< $(UNIT_FIXTURE) -o $@ $(CORE_TSAN_LIB) -lcmocka -lpthread
+
+CHECK_BINS += $(CORE_TEST_BINS) $(BUILD)/tests/test_stress_tsan

@@ -1,0 +1,18 @@
+/* heap_fixture.h — a heap in host memory for the core's tests. */
+#ifndef HEAP_FIXTURE_H
+#define HEAP_FIXTURE_H
+#include <stddef.h>
+#include "dm_internal.h"
+
+typedef struct {
+  void *mem;
+  dm_heap_t *h;        /* the formatted heap inside mem */
+  dm_layout_t L;
+} fixture_heap_t;
+
+/* Create (format) a heap of `bytes` with `narenas` arenas; aborts on failure. */
+void fixture_heap_init(fixture_heap_t *f, size_t bytes, unsigned narenas);
+void fixture_heap_fini(fixture_heap_t *f);
+/* dm_heap_check() must report nothing; fails the test with its message. */
+void fixture_assert_consistent(const fixture_heap_t *f);
+#endif
