@@ -1,0 +1,391 @@
+/*
+ * pool_hooks.c — glue between the shim's cuMemAlloc/cuMemFree/cuMemGetInfo
+ * hooks (contract: interpose/pool_hooks.h; extras: host/pool_glue.h) and the
+ * MAM pool core (host/pool.h).
+ *
+ * One pool per CUDA context, created lazily at the context's first pooled
+ * allocation; the context is the calling thread's current one, read with the
+ * driver's real cuCtxGetCurrent (dlsym on libcuda.so.1, or the table given
+ * to dm_pool_hooks_set_driver). A pool's chunks come from the real_alloc the
+ * hook passes in (held in a thread-local while the pool runs, so the chunk
+ * callback uses the caller's entry point) and go back through the real
+ * cuMemFree.
+ *
+ * Semantics kept from the driver:
+ * - size 0, no current context: passed to real_alloc unchanged;
+ * - pool out of memory (after growth and trimming): real_alloc serves it;
+ * - pointers in no pool: real_free; if it answers CUDA_ERROR_INVALID_VALUE,
+ *   a line on stderr and a counter (foreign free);
+ * - double or interior frees of pool memory: reported by the pool, counted,
+ *   CUDA_ERROR_INVALID_VALUE returned, pool unchanged;
+ * - cuMemFree synchronizes the context before the memory can be reused
+ *   (DEVMALLOC_HOST_POOL_SYNC=1, default), so kernels still reading a block
+ *   freed from the host never see it handed out again;
+ * - cuMemGetInfo: free = driver's free + the current context's pool free
+ *   bytes (capped at total), i.e. what the application would see without
+ *   the pool, up to the driver's own rounding.
+ *
+ * Locking: `g.lock` guards the list of context pools and the driver table;
+ * it is taken before a pool's own mutex, never after. Pool callbacks run
+ * with the pool mutex held and set the thread-local `tl_in_pool`, so a
+ * driver call that re-enters these hooks from a callback (a shim whose dlsym
+ * answers with its hooks) goes straight to the real entry point.
+ *
+ * Options (read once, through option_value(); to move to the shim's options
+ * table dm_options() when interpose/options.h exists):
+ *   DEVMALLOC_HOST_POOL=<bytes>|auto|off  (default off)
+ *   DEVMALLOC_HOST_POOL_SYNC=0|1          (default 1)
+ */
+#include "pool_hooks.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../host/pool.h"
+#include "../host/pool_config.h"
+#include "../host/pool_glue.h"
+
+#define PITCH_ALIGN 512u /* what cuMemAllocPitch gives on sm_80/sm_90 */
+
+typedef struct ctx_pool {
+  CUcontext ctx;
+  dm_pool_t *pool;
+  int dead; /* context destroyed: chunk_free must not touch the driver */
+  char name[40];
+  struct ctx_pool *next;
+} ctx_pool_t;
+
+static struct {
+  pthread_mutex_t lock;
+  ctx_pool_t *pools;
+  dm_pool_driver_t drv;
+  int drv_looked_up;
+  _Atomic int mode;      /* dm_pool_mode_t */
+  _Atomic size_t bytes;
+  _Atomic int sync_free;
+  _Atomic(dm_real_mem_free_fn) seen_free;
+  _Atomic(dm_real_mem_get_info_fn) seen_get_info;
+#define DM_POOL_HOOK_ATOMIC(name, doc) _Atomic uint64_t name;
+  DM_POOL_HOOK_COUNTERS(DM_POOL_HOOK_ATOMIC)
+#undef DM_POOL_HOOK_ATOMIC
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Thread_local dm_real_mem_alloc_fn tl_alloc;
+static _Thread_local int tl_in_pool;
+
+#define COUNT(name) atomic_fetch_add_explicit(&g.name, 1, memory_order_relaxed)
+
+/* ---- options ----------------------------------------------------------- */
+
+/* The one place options are read (switch to dm_options() later). */
+static const char *option_value(const char *name) { return getenv(name); }
+
+static int apply_config(const char *value, int sync_free) {
+  dm_pool_mode_t mode = DM_POOL_MODE_OFF;
+  size_t bytes = 0;
+  if (dm_pool_parse_option(value, &mode, &bytes) != DM_POOL_OK)
+    return DM_POOL_EINVAL;
+  atomic_store(&g.bytes, bytes);
+  atomic_store(&g.sync_free, sync_free);
+  atomic_store(&g.mode, (int)mode);
+  return DM_POOL_OK;
+}
+
+static void init_once(void) {
+  const char *v = option_value("DEVMALLOC_HOST_POOL");
+  const char *s = option_value("DEVMALLOC_HOST_POOL_SYNC");
+  int sync = !(s && (s[0] == '0' || !strcmp(s, "off") || !strcmp(s, "no")));
+  if (apply_config(v, sync) != DM_POOL_OK)
+    fprintf(stderr,
+            "devmalloc: DEVMALLOC_HOST_POOL=\"%s\" is not <bytes>|auto|off; "
+            "host pool off\n", v);
+}
+
+int dm_pool_hooks_enabled(void) {
+  pthread_once(&g_once, init_once);
+  return atomic_load_explicit(&g.mode, memory_order_relaxed) != DM_POOL_MODE_OFF;
+}
+
+int dm_pool_hooks_configure(const char *value, int sync_free) {
+  pthread_once(&g_once, init_once);
+  return apply_config(value, sync_free);
+}
+
+/* ---- driver table ------------------------------------------------------ */
+
+void dm_pool_hooks_set_driver(const dm_pool_driver_t *drv) {
+  pthread_mutex_lock(&g.lock);
+  g.drv = drv ? *drv : (dm_pool_driver_t){0};
+  g.drv_looked_up = 0;
+  pthread_mutex_unlock(&g.lock);
+}
+
+/* Fill the table's NULL members from libcuda. Call with g.lock held. */
+static void lookup_driver_locked(void) {
+  if (g.drv_looked_up) return;
+  g.drv_looked_up = 1;
+  if (g.drv.ctx_get_current && g.drv.ctx_synchronize && g.drv.mem_get_info &&
+      g.drv.mem_free)
+    return;
+  void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (!h) return;
+  if (!g.drv.ctx_get_current)
+    *(void **)&g.drv.ctx_get_current = dlsym(h, "cuCtxGetCurrent");
+  if (!g.drv.ctx_synchronize)
+    *(void **)&g.drv.ctx_synchronize = dlsym(h, "cuCtxSynchronize");
+  if (!g.drv.mem_get_info)
+    *(void **)&g.drv.mem_get_info = dlsym(h, "cuMemGetInfo_v2");
+  if (!g.drv.mem_free) *(void **)&g.drv.mem_free = dlsym(h, "cuMemFree_v2");
+}
+
+static dm_pool_driver_t driver(void) {
+  pthread_mutex_lock(&g.lock);
+  lookup_driver_locked();
+  dm_pool_driver_t d = g.drv;
+  pthread_mutex_unlock(&g.lock);
+  return d;
+}
+
+static CUcontext current_ctx(const dm_pool_driver_t *d) {
+  CUcontext c = NULL;
+  if (!d->ctx_get_current || d->ctx_get_current(&c) != CUDA_SUCCESS) return NULL;
+  return c;
+}
+
+/* ---- chunk source (called with the pool mutex held) -------------------- */
+
+static int src_chunk_alloc(void *ctx, size_t bytes, uint64_t *base) {
+  (void)ctx;
+  CUdeviceptr p = 0;
+  if (!tl_alloc || tl_alloc(&p, bytes) != CUDA_SUCCESS) return 1;
+  *base = (uint64_t)p;
+  return 0;
+}
+
+static void src_chunk_free(void *ctx, uint64_t base, size_t bytes) {
+  (void)bytes;
+  ctx_pool_t *cp = ctx;
+  if (cp->dead) return;
+  dm_real_mem_free_fn f = atomic_load(&g.seen_free);
+  if (!f) f = g.drv.mem_free; /* table filled before any pool exists */
+  if (f) f((CUdeviceptr)base);
+}
+
+static size_t src_avail(void *ctx) {
+  (void)ctx;
+  dm_real_mem_get_info_fn f = atomic_load(&g.seen_get_info);
+  if (!f) f = g.drv.mem_get_info;
+  size_t fr = 0, tot = 0;
+  if (!f || f(&fr, &tot) != CUDA_SUCCESS) return 0;
+  return fr;
+}
+
+/* ---- context pools ----------------------------------------------------- */
+
+static ctx_pool_t *find_locked(CUcontext ctx) {
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next)
+    if (cp->ctx == ctx) return cp;
+  return NULL;
+}
+
+static ctx_pool_t *get_pool(CUcontext ctx, int create) {
+  pthread_mutex_lock(&g.lock);
+  ctx_pool_t *cp = find_locked(ctx);
+  if (!cp && create) {
+    cp = calloc(1, sizeof *cp);
+    if (cp) {
+      snprintf(cp->name, sizeof cp->name, "context %p", (void *)ctx);
+      dm_pool_config_t cfg = {
+          .initial_bytes = atomic_load(&g.mode) == DM_POOL_MODE_BYTES
+                               ? atomic_load(&g.bytes) : 0,
+          .name = cp->name};
+      dm_pool_source_t src = {.ctx = cp, .chunk_alloc = src_chunk_alloc,
+                              .chunk_free = src_chunk_free,
+                              .avail = src_avail};
+      cp->ctx = ctx;
+      if (dm_pool_create(&cfg, &src, &cp->pool) == DM_POOL_OK) {
+        cp->next = g.pools;
+        g.pools = cp;
+        COUNT(pools_created);
+      } else {
+        free(cp);
+        cp = NULL;
+      }
+    }
+  }
+  pthread_mutex_unlock(&g.lock);
+  return cp;
+}
+
+void dm_pool_hooks_forget_context(CUcontext ctx) {
+  pthread_mutex_lock(&g.lock);
+  ctx_pool_t **link = &g.pools;
+  while (*link && (*link)->ctx != ctx) link = &(*link)->next;
+  ctx_pool_t *cp = *link;
+  if (cp) *link = cp->next;
+  pthread_mutex_unlock(&g.lock);
+  if (!cp) return;
+  cp->dead = 1;
+  dm_pool_destroy(cp->pool);
+  free(cp);
+}
+
+void dm_pool_hooks_shutdown(void) {
+  pthread_mutex_lock(&g.lock);
+  lookup_driver_locked();
+  ctx_pool_t *cp = g.pools;
+  g.pools = NULL;
+  pthread_mutex_unlock(&g.lock);
+  while (cp) {
+    ctx_pool_t *next = cp->next;
+    tl_in_pool = 1;
+    dm_pool_destroy(cp->pool);
+    tl_in_pool = 0;
+    free(cp);
+    cp = next;
+  }
+}
+
+/* ---- hooks ------------------------------------------------------------- */
+
+CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes,
+                           dm_real_mem_alloc_fn real_alloc) {
+  if (!dm_pool_hooks_enabled() || tl_in_pool) return real_alloc(dptr, bytes);
+  if (!dptr || bytes == 0) {
+    COUNT(passthrough_allocs);
+    return real_alloc(dptr, bytes);
+  }
+  dm_pool_driver_t d = driver();
+  CUcontext ctx = current_ctx(&d);
+  ctx_pool_t *cp = ctx ? get_pool(ctx, 1) : NULL;
+  if (!cp) {
+    COUNT(passthrough_allocs);
+    return real_alloc(dptr, bytes);
+  }
+  uint64_t addr = 0;
+  tl_alloc = real_alloc;
+  tl_in_pool = 1;
+  int rc = dm_pool_alloc(cp->pool, bytes, &addr);
+  tl_in_pool = 0;
+  tl_alloc = NULL;
+  if (rc == DM_POOL_OK) {
+    *dptr = (CUdeviceptr)addr;
+    return CUDA_SUCCESS;
+  }
+  COUNT(fallback_allocs);
+  return real_alloc(dptr, bytes);
+}
+
+CUresult dm_pool_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
+                                 size_t height, unsigned int elem,
+                                 dm_real_mem_alloc_fn real_alloc) {
+  if (!dptr || !pitch || width == 0 || height == 0 ||
+      (elem != 4 && elem != 8 && elem != 16))
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+  if (p < width || height > SIZE_MAX / p) return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = dm_pool_mem_alloc(dptr, p * height, real_alloc);
+  if (r == CUDA_SUCCESS) *pitch = p;
+  return r;
+}
+
+CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free) {
+  if (real_free) atomic_store(&g.seen_free, real_free);
+  if (!dm_pool_hooks_enabled() || tl_in_pool || dptr == 0)
+    return real_free(dptr);
+  /* Find the pool holding dptr: any context's (UVA addresses are unique). */
+  pthread_mutex_lock(&g.lock);
+  lookup_driver_locked();
+  dm_pool_driver_t d = g.drv;
+  ctx_pool_t *cp = g.pools;
+  while (cp && !dm_pool_contains(cp->pool, (uint64_t)dptr)) cp = cp->next;
+  pthread_mutex_unlock(&g.lock);
+  if (!cp) {
+    COUNT(passthrough_frees);
+    CUresult r = real_free(dptr);
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+      COUNT(foreign_frees);
+      fprintf(stderr,
+              "devmalloc pool: cuMemFree(0x%llx): not from the pool and the "
+              "driver rejects it (foreign or already freed pointer)\n",
+              (unsigned long long)dptr);
+    }
+    return r;
+  }
+  CUresult sync_rc = CUDA_SUCCESS;
+  if (atomic_load_explicit(&g.sync_free, memory_order_relaxed) &&
+      d.ctx_synchronize) {
+    COUNT(free_syncs);
+    sync_rc = d.ctx_synchronize();
+  }
+  int rc = dm_pool_free(cp->pool, (uint64_t)dptr, NULL);
+  if (rc == DM_POOL_OK) return sync_rc;
+  if (rc == DM_POOL_ENOTOURS) { /* its chunk was trimmed meanwhile */
+    COUNT(passthrough_frees);
+    return real_free(dptr);
+  }
+  COUNT(pool_rejected_frees);
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult dm_pool_mem_get_info(size_t *free_b, size_t *total_b,
+                              dm_real_mem_get_info_fn real_get_info) {
+  if (real_get_info) atomic_store(&g.seen_get_info, real_get_info);
+  CUresult r = real_get_info(free_b, total_b);
+  if (r != CUDA_SUCCESS || !dm_pool_hooks_enabled() || tl_in_pool || !free_b)
+    return r;
+  dm_pool_driver_t d = driver();
+  CUcontext ctx = current_ctx(&d);
+  ctx_pool_t *cp = ctx ? get_pool(ctx, 0) : NULL;
+  if (cp) {
+    size_t f = *free_b + dm_pool_free_bytes(cp->pool);
+    if (total_b && f > *total_b) f = *total_b;
+    *free_b = f;
+  }
+  return r;
+}
+
+/* ---- statistics -------------------------------------------------------- */
+
+void dm_pool_hooks_get_stats(dm_pool_hook_stats_t *out) {
+#define DM_POOL_HOOK_LOAD(name, doc) out->name = atomic_load(&g.name);
+  DM_POOL_HOOK_COUNTERS(DM_POOL_HOOK_LOAD)
+#undef DM_POOL_HOOK_LOAD
+}
+
+int dm_pool_hooks_ctx_stats(CUcontext ctx, dm_pool_stats_t *out) {
+  ctx_pool_t *cp = get_pool(ctx, 0);
+  if (!cp) return DM_POOL_ENOTOURS;
+  dm_pool_get_stats(cp->pool, out);
+  return DM_POOL_OK;
+}
+
+void dm_pool_print_stats(void *file) {
+  FILE *f = file ? file : stderr;
+  pthread_mutex_lock(&g.lock);
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) {
+    dm_pool_stats_t s;
+    char title[80];
+    dm_pool_get_stats(cp->pool, &s);
+    snprintf(title, sizeof title, "devmalloc host pool, %s", cp->name);
+    dm_pool_stats_print(&s, f, title);
+  }
+  pthread_mutex_unlock(&g.lock);
+  dm_pool_hook_stats_t h;
+  dm_pool_hooks_get_stats(&h);
+  fprintf(f, "devmalloc host pool hooks (mode %s):\n",
+          atomic_load(&g.mode) == DM_POOL_MODE_OFF    ? "off"
+          : atomic_load(&g.mode) == DM_POOL_MODE_AUTO ? "auto"
+                                                      : "bytes");
+#define DM_POOL_HOOK_PRINT(name, doc) \
+  fprintf(f, "  %-20s %12" PRIu64 "   # %s\n", #name, h.name, doc);
+  DM_POOL_HOOK_COUNTERS(DM_POOL_HOOK_PRINT)
+#undef DM_POOL_HOOK_PRINT
+}
