@@ -21,8 +21,8 @@
 #define DM_CHUNK_SHIFT     17u  /* slab chunk: 128 KiB, a buddy block */
 #define DM_CHUNK_ORDER     (DM_CHUNK_SHIFT - DM_LEAF_SHIFT)
 #define DM_CHUNK_BYTES     (1ull << DM_CHUNK_SHIFT)
-#define DM_SLAB_DATA_OFF   2048u /* first slot's offset in a chunk; bitmap lives below */
-#define DM_DISPATCH_ALIGN  4096u /* free(): p % 4096 == 0 -> buddy, else slab */
+#define DM_SLAB_DATA_OFF   1024u /* first slot's offset in a chunk; bitmap lives below */
+#define DM_DISPATCH_ALIGN  (1u << DM_LEAF_SHIFT) /* free(): p % 16 KiB == 0 -> buddy, else slab */
 #define DM_SLAB_MAX        8192u /* largest request served by the slab */
 #define DM_NUM_CLASSES     18u
 #define DM_CHUNK_WORDS     128u  /* bitmap words per chunk (>= max slots / 64) */

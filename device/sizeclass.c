@@ -5,10 +5,11 @@
  * from 48 B on (48, 96, 192, ... 6144): every class is a multiple of 16, so
  * every slot is 16-byte aligned, and the worst rounding loss is 25% instead
  * of 50%. A request with alignment above 16 uses the power-of-two class of
- * max(size, align); slots of class p sit at 2048 + i*p in a 128 KiB chunk,
- * so they are aligned to min(p, 2048). Larger alignments go to the buddy tree.
- * Slots whose offset is a multiple of 4 KiB are never used: free() tells slab
- * from buddy blocks by that alignment.
+ * max(size, align); slots of class p sit at 1024 + i*p in a 128 KiB chunk,
+ * so they are aligned to min(p, 1024). Larger alignments go to the buddy tree.
+ * Slots at a 16 KiB-aligned address are never used: free() tells slab from
+ * buddy blocks (all 16 KiB aligned) by that alignment. With the 1024-byte
+ * offset this skips at most 1/16 of a class's slots (3 KiB), usually none.
  *
  * Locking: none (pure functions).
  */

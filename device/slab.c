@@ -2,8 +2,8 @@
  * slab.c — small blocks (the paper's UAlloc, with XMalloc/RW-BM search).
  *
  * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
- * size class of one arena (an SM on the GPU); its first 2 KiB hold its slot
- * bitmap and slots follow from offset 2048. The chunk's descriptor (dm_chunk_t,
+ * size class of one arena (an SM on the GPU); its first 1 KiB holds its slot
+ * bitmap and slots follow from offset 1024. The chunk's descriptor (dm_chunk_t,
  * outside the pool, never freed) holds `live` = tag << 32 | used, where tag
  * names arena and class (0: not a slab chunk) and `used` counts slots claimed
  * or pinned.

@@ -1,0 +1,147 @@
+/* test_buddy.c — the tree buddy allocator: split, merge, the two invariants
+ * (no two available siblings; an available node has only busy descendants),
+ * alignment, pools that are not a power of two, lookup for free. */
+#include "test_common.h"
+
+#define MiB (1ull << 20)
+
+static void test_fresh_heap_is_whole(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 2);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
+static void test_split_then_merge(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  dm_buddy_t *b = &f.h->buddy;
+  uint64_t n = dm_buddy_alloc(b, 0); /* splits down from the largest block */
+  assert_true(n != 0);
+  assert_int_equal(dm_buddy_order(b, n), 0);
+  fixture_assert_consistent(&f);
+  assert_false(dm_heap_is_whole(f.h));
+  /* Every order below the largest block now holds exactly one right child. */
+  uint32_t first = 0;
+  for (uint32_t o = 0; o <= b->top; o++)
+    if (dm_sem_value(&b->sem[o])) first++;
+  assert_true(first >= 1);
+  dm_buddy_free(b, n);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
+static void test_fill_every_leaf(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 4 * MiB, 1);
+  dm_buddy_t *b = &f.h->buddy;
+  uint64_t leaves = b->pool_bytes >> DM_LEAF_SHIFT;
+  uint64_t *nodes = calloc(leaves + 1, sizeof *nodes);
+  char *seen = calloc(leaves, 1);
+  uint64_t k = 0;
+  for (;;) {
+    uint64_t n = dm_buddy_alloc(b, 0);
+    if (!n) break;
+    uint64_t off = dm_buddy_node_offset(b, n);
+    assert_true(off < b->pool_bytes);
+    assert_int_equal(seen[off >> DM_LEAF_SHIFT], 0);
+    seen[off >> DM_LEAF_SHIFT] = 1;
+    nodes[k++] = n;
+  }
+  assert_int_equal(k, leaves); /* every leaf, and then NULL */
+  fixture_assert_consistent(&f);
+  for (uint64_t i = 0; i < k; i += 2) dm_buddy_free(b, nodes[i]); /* no merges possible */
+  fixture_assert_consistent(&f);
+  for (uint64_t i = 1; i < k; i += 2) dm_buddy_free(b, nodes[i]);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  free(nodes);
+  free(seen);
+  fixture_heap_fini(&f);
+}
+
+/* Random orders, invariants after every step, blocks aligned to their size
+ * and disjoint. */
+static void test_random_ops_keep_invariants(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 6 * MiB + 5 * 16384, 1); /* not a power of two */
+  dm_buddy_t *b = &f.h->buddy;
+  enum { LIVE = 64 };
+  uint64_t live[LIVE] = {0};
+  srand(7);
+  for (int step = 0; step < 3000; step++) {
+    int i = rand() % LIVE;
+    if (live[i]) {
+      dm_buddy_free(b, live[i]);
+      live[i] = 0;
+    } else {
+      uint32_t order = (uint32_t)(rand() % (b->top + 2));
+      live[i] = dm_buddy_alloc(b, order);
+      if (live[i]) {
+        uint64_t off = dm_buddy_node_offset(b, live[i]);
+        uint64_t size = 1ull << (order + DM_LEAF_SHIFT);
+        assert_int_equal(off % size, 0);
+        assert_true(off + size <= b->pool_bytes);
+        for (int j = 0; j < LIVE; j++) {
+          if (j == i || !live[j]) continue;
+          uint64_t o2 = dm_buddy_node_offset(b, live[j]);
+          uint64_t s2 = 1ull << (dm_buddy_order(b, live[j]) + DM_LEAF_SHIFT);
+          assert_true(off + size <= o2 || o2 + s2 <= off);
+        }
+      }
+    }
+    fixture_assert_consistent(&f);
+  }
+  for (int i = 0; i < LIVE; i++)
+    if (live[i]) dm_buddy_free(b, live[i]);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
+static void test_lookup(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  dm_buddy_t *b = &f.h->buddy;
+  uint64_t n = dm_buddy_alloc(b, 2);
+  uint64_t off = dm_buddy_node_offset(b, n);
+  int why;
+  assert_int_equal(dm_buddy_lookup(b, off, &why), n);
+  assert_int_equal(why, DM_FREE_OK);
+  assert_int_equal(dm_buddy_lookup(b, off + 16384, &why), 0); /* inside the block */
+  assert_int_equal(why, DM_FREE_FOREIGN);
+  assert_int_equal(dm_buddy_lookup(b, b->pool_bytes, &why), 0);
+  assert_int_equal(why, DM_FREE_FOREIGN);
+  dm_buddy_free(b, n);
+  assert_int_equal(dm_buddy_lookup(b, off, &why), 0); /* now available: double free */
+  assert_int_equal(why, DM_FREE_DOUBLE);
+  fixture_heap_fini(&f);
+}
+
+static void test_too_large_fails_at_once(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 4 * MiB, 1);
+  dm_buddy_t *b = &f.h->buddy;
+  assert_int_equal(dm_buddy_alloc(b, b->top + 1), 0);
+  uint64_t n = dm_buddy_alloc(b, 0);
+  /* The root is split now: a whole-pool request fails and leaves no trace. */
+  assert_int_equal(dm_buddy_alloc(b, b->top), 0);
+  fixture_assert_consistent(&f);
+  dm_buddy_free(b, n);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fresh_heap_is_whole),
+      cmocka_unit_test(test_split_then_merge),
+      cmocka_unit_test(test_fill_every_leaf),
+      cmocka_unit_test(test_random_ops_keep_invariants),
+      cmocka_unit_test(test_lookup),
+      cmocka_unit_test(test_too_large_fails_at_once),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,163 @@
+/* test_slab.c — size classes, chunk geometry, bin bookkeeping, stealing
+ * between arenas, and free dispatch by alignment. */
+#include "test_common.h"
+
+#define MiB (1ull << 20)
+
+static void test_class_mapping(void **st) {
+  dm_class_t cl[DM_NUM_CLASSES];
+  dm_classes_compute(cl);
+  for (uint64_t s = 1; s <= DM_SLAB_MAX; s++) {
+    int c = dm_class_of(s, 16);
+    assert_true(c >= 0 && c < (int)DM_NUM_CLASSES);
+    assert_true(cl[c].size >= s);
+    assert_int_equal(cl[c].size % 16, 0);
+    if (c > 0) assert_true(cl[c - 1].size < s); /* the smallest class that fits */
+    if (s > 32) assert_true(cl[c].size * 2 <= s * 3 + 32); /* at most 1.5x rounding */
+  }
+  assert_int_equal(dm_class_of(DM_SLAB_MAX + 1, 16), -1);
+  assert_int_equal(cl[dm_class_of(24, 16)].size, 32);
+  assert_int_equal(cl[dm_class_of(100, 16)].size, 128);
+  assert_int_equal(cl[dm_class_of(3000, 16)].size, 3072);
+  assert_int_equal(cl[dm_class_of(5000, 16)].size, 6144);
+  /* Aligned requests take a power-of-two class >= the alignment. */
+  assert_int_equal(cl[dm_class_of(40, 64)].size, 64);
+  assert_int_equal(cl[dm_class_of(100, 256)].size, 256);
+  assert_int_equal(cl[dm_class_of(3000, 1024)].size, 4096);
+  assert_int_equal(dm_class_of(16, 2048), -1); /* beyond a slot's alignment */
+}
+
+static void test_chunk_geometry(void **st) {
+  dm_class_t cl[DM_NUM_CLASSES];
+  dm_classes_compute(cl);
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+    uint64_t usable = (uint64_t)cl[c].cap * cl[c].size;
+    /* Every class uses at least 90% of its chunk (the paper's 2 KiB class used half). */
+    assert_true(usable * 100 >= DM_CHUNK_BYTES * 90);
+    assert_true(cl[c].cap <= DM_CHUNK_WORDS * 64);
+  }
+  assert_int_equal(cl[dm_class_of(2048, 16)].cap, 63);
+  assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127 - 7); /* 7 slots at 16 KiB boundaries */
+}
+
+static void test_slots_never_dispatch_as_large(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+    uint32_t size = f.h->classes[c].size, cap = f.h->classes[c].cap;
+    void **p = calloc(cap, sizeof *p);
+    for (uint32_t i = 0; i < cap; i++) {
+      p[i] = dm_malloc(f.h, size, 16);
+      assert_non_null(p[i]);
+      assert_int_not_equal((uintptr_t)p[i] % DM_DISPATCH_ALIGN, 0);
+      assert_int_equal((uintptr_t)p[i] % 16, 0);
+    }
+    for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+    free(p);
+  }
+  void *big = dm_malloc(f.h, 20000, 16);
+  assert_int_equal((uintptr_t)big % DM_DISPATCH_ALIGN, 0);
+  assert_int_equal(dm_free(f.h, big), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
+/* One chunk per bin until it is full; a full chunk leaves the list (lazily,
+ * when a search meets it) and comes back when a slot is freed; an empty chunk
+ * returns to the buddy tree. */
+static void test_bin_bookkeeping(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  dm_bin_t *bin = &h->bins[cls];
+  void *p[128];
+  for (uint32_t i = 0; i < cap; i++) p[i] = dm_malloc(h, 4096, 16);
+  assert_int_equal(h->hstats->footprint, DM_CHUNK_BYTES);
+  assert_int_equal(dm_sem_value(&bin->sem), 0);
+  uint32_t chunk1 = bin->hint - 1;
+  assert_int_equal((uint32_t)h->chunks[chunk1].live, cap);
+  for (uint32_t i = cap; i < 2 * cap; i++) p[i] = dm_malloc(h, 4096, 16); /* second chunk */
+  assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
+  uint32_t chunk2 = bin->hint - 1;
+  assert_int_not_equal(chunk1, chunk2);
+  assert_int_equal(dm_sem_value(&bin->sem), 0);
+  assert_int_equal(dm_free(h, p[0]), DM_FREE_OK); /* room in chunk 1 */
+  assert_int_equal(dm_sem_value(&bin->sem), 1);
+  p[0] = dm_malloc(h, 4096, 16); /* the full hint (chunk 2) is dropped, chunk 1 used */
+  assert_int_equal(bin->hint - 1, chunk1);
+  assert_false(h->chunks[chunk2].listed);
+  assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
+  assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK); /* chunk 2 has room: listed again */
+  assert_true(h->chunks[chunk2].listed);
+  p[cap] = NULL;
+  for (uint32_t i = 0; i < 2 * cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  assert_int_equal(h->hstats->footprint, 0);
+  assert_int_equal(h->hstats->peak, 2 * DM_CHUNK_BYTES);
+  assert_int_equal(dm_sem_value(&bin->sem), 0);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
+/* When the tree is full, an arena takes free slots that another arena holds. */
+static void test_stealing(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 2 * MiB, 2);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(64, 16);
+  enum { MAX = 40000 };
+  char **p = calloc(MAX, sizeof *p);
+  uint32_t n = 0;
+  for (;;) { /* arena 0 takes everything */
+    dm_resv_t rv;
+    dm_resv_init(&rv, 0, cls);
+    dm_grant_t g = dm_slab_grant(h, &rv, 1);
+    if (!g.bits) break;
+    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+  }
+  assert_true(n > 1000);
+  for (uint32_t i = 0; i < n; i += 2) {
+    dm_free(h, p[i]);
+    p[i] = NULL;
+  }
+  uint32_t stolen = 0;
+  for (;;) { /* arena 1 finds no chunk in the tree, only arena 0's free slots */
+    dm_resv_t rv;
+    dm_resv_init(&rv, 1, cls);
+    uint32_t want = 3, got = 0; /* a grant may cover part: ask again for the rest */
+    while (got < want) {
+      dm_grant_t g = dm_slab_grant(h, &rv, want - got);
+      if (!g.bits) break;
+      got += (uint32_t)dm_popc64(g.bits);
+      for (uint64_t bits = g.bits; bits; bits &= bits - 1) {
+        char *q = dm_grant_slot(g, dm_ctz64(bits));
+        for (uint32_t i = 0; i < n; i += 2)
+          if (!p[i]) {
+            p[i] = q;
+            break;
+          }
+      }
+    }
+    stolen += got;
+    if (got < want) break;
+  }
+  assert_int_equal(stolen, (n + 1) / 2);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  free(p);
+  fixture_heap_fini(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_class_mapping),
+      cmocka_unit_test(test_chunk_geometry),
+      cmocka_unit_test(test_slots_never_dispatch_as_large),
+      cmocka_unit_test(test_bin_bookkeeping),
+      cmocka_unit_test(test_stealing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
