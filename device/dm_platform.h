@@ -105,7 +105,12 @@ static inline void dm_max64(uint64_t *p, uint64_t v) {
   while (o < v && !__atomic_compare_exchange_n(p, &o, v, 1, DM_SC, DM_SC)) {
   }
 }
+#if defined(__SANITIZE_THREAD__)
+/* TSan does not model fences; every core atomic is seq_cst anyway. */
+static inline void dm_fence(void) { static uint32_t f; __atomic_fetch_add(&f, 0, DM_SC); }
+#else
 static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
+#endif
 static inline void dm_pause(void) { sched_yield(); }
 uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */
 uint32_t dm_host_arena_hint(void); /* host_prim.c: stable per-thread index */

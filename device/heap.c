@@ -39,7 +39,7 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t count, uint6
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint64_t need = size > align ? size : align;
-  uint32_t order = dm_order_of(need);
+  uint32_t order = need <= h->buddy.pool_bytes ? dm_order_of(need) : DM_MAX_ORDERS;
   uint64_t node = order <= h->buddy.top ? dm_buddy_alloc(&h->buddy, order) : 0;
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
@@ -73,8 +73,8 @@ DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
     return why;
   }
   uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT);
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
   dm_buddy_free(&h->buddy, node);
-  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes);
   dm_heap_note_free(h, arena, 1, bytes);
   return DM_FREE_OK;
 }

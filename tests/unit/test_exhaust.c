@@ -1,0 +1,59 @@
+/* test_exhaust.c — fill a heap with one size until NULL comes back: it ends,
+ * and utilization (bytes granted / heap bytes) is at least 90% for every
+ * power of two from 16 B to 1 MiB. Prints the figures. Then frees all and
+ * checks the heap is whole again. */
+#include "test_common.h"
+
+#define HEAP (32ull << 20)
+
+static double fill_and_drain(uint64_t size, uint64_t *count_out) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, HEAP, 4);
+  uint64_t cap = HEAP / size + 16, n = 0;
+  void **p = malloc(cap * sizeof *p);
+  for (;;) {
+    assert_true(n < cap);
+    void *q = dm_malloc(f.h, size, 16);
+    if (!q) break;
+    p[n++] = q;
+  }
+  /* Out of memory is stable: asking again still fails at once. */
+  assert_null(dm_malloc(f.h, size, 16));
+  for (uint64_t i = 0; i < n; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  free(p);
+  fixture_heap_fini(&f);
+  *count_out = n;
+  return (double)(n * size) / (double)HEAP;
+}
+
+static void test_utilization_powers_of_two(void **st) {
+  printf("utilization at exhaustion, %llu MiB heap:\n", (unsigned long long)(HEAP >> 20));
+  for (uint64_t size = 16; size <= (1u << 20); size <<= 1) {
+    uint64_t n;
+    double u = fill_and_drain(size, &n);
+    printf("  %8llu B  %9llu blocks  %5.1f%%\n", (unsigned long long)size,
+           (unsigned long long)n, 100 * u);
+    if (u < 0.90) fail_msg("utilization %.1f%% < 90%% at %llu B", 100 * u, (unsigned long long)size);
+  }
+}
+
+static void test_utilization_odd_sizes(void **st) {
+  uint64_t sizes[] = {24, 100, 3000, 5000, 12345};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    uint64_t n;
+    double u = fill_and_drain(sizes[i], &n);
+    printf("  %8llu B  %9llu blocks  %5.1f%% (odd size)\n", (unsigned long long)sizes[i],
+           (unsigned long long)n, 100 * u);
+    assert_true(u > 0.5);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_utilization_powers_of_two),
+      cmocka_unit_test(test_utilization_odd_sizes),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

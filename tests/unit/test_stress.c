@@ -1,0 +1,155 @@
+/* test_stress.c — many threads, millions of mixed malloc/free of sizes from
+ * 1 B to the pool size. Every live block is checked against shadow maps (no
+ * two overlap), is aligned as promised, keeps its contents; after everything
+ * is freed the pool is whole again and the counters balance. Built a second
+ * time under ThreadSanitizer with fewer operations (STRESS_SCALE). */
+#include <pthread.h>
+#include "devmalloc.h"
+#include "test_common.h"
+
+#ifndef STRESS_SCALE
+#define STRESS_SCALE 1
+#endif
+#define THREADS 8
+#define OPS_PER_THREAD (1000000 / STRESS_SCALE)
+#define LIVE 256
+#define HEAP (64ull << 20)
+
+static fixture_heap_t f;
+static uint8_t *fine;     /* per 16 B granule: 1 while a small block covers it */
+static uint32_t *coarse;  /* per 16 KiB: owner+1 of a large block covering it */
+static uint32_t *smalls;  /* per 16 KiB: live small blocks inside */
+
+static uint64_t rng(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static uint64_t pick_size(uint64_t *s) {
+  uint64_t r = rng(s);
+  int e;
+  if (r % 100 < 85) e = (int)(rng(s) % 13);          /* 1 B .. 8 KiB */
+  else e = 13 + (int)(rng(s) % 14);                   /* 8 KiB .. 64 MiB */
+  uint64_t lo = 1ull << e;
+  return lo + rng(s) % lo;
+}
+
+static uint64_t block_align(uint64_t size) {
+  if (size <= DM_SLAB_MAX) return 16;
+  uint64_t b = 1ull << DM_LEAF_SHIFT;
+  while (b < size) b <<= 1;
+  return b < (2u << 20) ? b : (2u << 20);
+}
+
+typedef struct {
+  char *p;
+  uint64_t size, tag;
+} live_t;
+
+static void claim(char *p, uint64_t size, uint32_t who) {
+  uint64_t off = (uint64_t)(p - f.h->buddy.base);
+  if (size <= DM_SLAB_MAX) {
+    __atomic_add_fetch(&smalls[off >> 14], 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&coarse[off >> 14], __ATOMIC_SEQ_CST)) fail_msg("small block inside a large one");
+    for (uint64_t g = off >> 4; g <= (off + size - 1) >> 4; g++)
+      if (__atomic_exchange_n(&fine[g], 1, __ATOMIC_SEQ_CST)) fail_msg("small blocks overlap at %p", p);
+  } else {
+    for (uint64_t c = off >> 14; c <= (off + size - 1) >> 14; c++) {
+      uint32_t z = 0;
+      if (!__atomic_compare_exchange_n(&coarse[c], &z, who + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        fail_msg("large blocks overlap at %p", p);
+      if (__atomic_load_n(&smalls[c], __ATOMIC_SEQ_CST)) fail_msg("large block over small ones");
+    }
+  }
+}
+
+static void release(char *p, uint64_t size) {
+  uint64_t off = (uint64_t)(p - f.h->buddy.base);
+  if (size <= DM_SLAB_MAX) {
+    for (uint64_t g = off >> 4; g <= (off + size - 1) >> 4; g++) __atomic_store_n(&fine[g], 0, __ATOMIC_SEQ_CST);
+    __atomic_sub_fetch(&smalls[off >> 14], 1, __ATOMIC_SEQ_CST);
+  } else {
+    for (uint64_t c = off >> 14; c <= (off + size - 1) >> 14; c++) __atomic_store_n(&coarse[c], 0, __ATOMIC_SEQ_CST);
+  }
+}
+
+static void stamp(live_t *l) {
+  memcpy(l->p, &l->tag, l->size < 8 ? l->size : 8);
+  if (l->size >= 16) memcpy(l->p + l->size - 8, &l->tag, 8);
+}
+
+static void verify(const live_t *l) {
+  uint64_t a = 0, b = 0;
+  memcpy(&a, l->p, l->size < 8 ? l->size : 8);
+  uint64_t want = 0;
+  memcpy(&want, &l->tag, l->size < 8 ? l->size : 8);
+  if (a != want) fail_msg("block %p lost its contents", l->p);
+  if (l->size >= 16) {
+    memcpy(&b, l->p + l->size - 8, 8);
+    if (b != l->tag) fail_msg("block %p lost its tail", l->p);
+  }
+}
+
+static void *stress_thread(void *arg) {
+  uint32_t who = (uint32_t)(uintptr_t)arg;
+  uint64_t s = 0x9E3779B97F4A7C15ull * (who + 1);
+  live_t live[LIVE] = {0};
+  for (int op = 0; op < OPS_PER_THREAD; op++) {
+    live_t *l = &live[rng(&s) % LIVE];
+    if (l->p) {
+      verify(l);
+      release(l->p, l->size);
+      if (dm_free(f.h, l->p) != DM_FREE_OK) fail_msg("valid free refused");
+      l->p = NULL;
+      continue;
+    }
+    uint64_t size = pick_size(&s);
+    char *p = dm_malloc(f.h, size, 16);
+    if (!p) continue; /* out of memory is allowed, hanging is not */
+    if ((uintptr_t)p % block_align(size)) fail_msg("%p not aligned for %llu B", p, (unsigned long long)size);
+    if (p < f.h->buddy.base || p + size > f.h->buddy.base + f.h->buddy.pool_bytes) fail_msg("outside the pool");
+    claim(p, size, who);
+    *l = (live_t){p, size, rng(&s)};
+    stamp(l);
+  }
+  for (int i = 0; i < LIVE; i++)
+    if (live[i].p) {
+      verify(&live[i]);
+      release(live[i].p, live[i].size);
+      dm_free(f.h, live[i].p);
+    }
+  return NULL;
+}
+
+static void test_stress(void **st) {
+  fixture_heap_init(&f, HEAP, 4);
+  fine = calloc(HEAP >> 4, 1);
+  coarse = calloc(HEAP >> 14, sizeof *coarse);
+  smalls = calloc(HEAP >> 14, sizeof *smalls);
+  pthread_t t[THREADS];
+  for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, stress_thread, (void *)i);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  devmalloc_stats_t s;
+  dm_heap_read_stats(f.h, f.h->astats, f.h->hstats, &s);
+  printf("stress: %d threads, %llu allocations, %llu frees, %llu failures, peak %.1f MiB\n", THREADS,
+         (unsigned long long)s.allocs, (unsigned long long)s.frees,
+         (unsigned long long)s.failures, s.peak_bytes / 1048576.0);
+  assert_int_equal(s.allocs, s.frees);
+  assert_int_equal(s.bytes_in_use, 0);
+  assert_int_equal(s.double_frees + s.foreign_frees, 0);
+  assert_true(s.allocs > (uint64_t)THREADS * OPS_PER_THREAD / 4);
+  assert_true(s.peak_bytes <= f.h->buddy.pool_bytes);
+  free(fine);
+  free(coarse);
+  free(smalls);
+  fixture_heap_fini(&f);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_stress)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
