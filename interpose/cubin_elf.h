@@ -1,0 +1,48 @@
+/*
+ * cubin_elf.h — what a device ELF image (cubin) says about device malloc,
+ * read with libelf from its symbol table.
+ *
+ * The stock allocator is reached through UND GLOBAL FUNC symbols `malloc`,
+ * `free` and the aligned entry point (`__cuda_syscall_aligned_malloc` in
+ * CUDA 13, `__nv_aligned_device_malloc_impl` earlier) that the driver binds
+ * at load. A module already linked with devmalloc defines `malloc` and
+ * carries the `devmalloc_heap_desc` global.
+ *
+ * Errors: relink_err.h. Locking: none; libelf is initialised once
+ * (pthread_once) and every call uses its own Elf handle over a private copy.
+ */
+#ifndef DM_CUBIN_ELF_H
+#define DM_CUBIN_ELF_H
+#include <stddef.h>
+
+#define DM_EM_CUDA 190
+#define DM_HEAP_DESC_SYMBOL "devmalloc_heap_desc"
+
+typedef struct {
+    unsigned machine;       /* e_machine (190 for a cubin) */
+    unsigned sm;            /* arch from e_flags, e.g. 90; 0 if unknown */
+    int      relocatable;   /* ET_REL (an -rdc object's image) */
+    int      calls_malloc, calls_free, calls_aligned;      /* UND references */
+    int      defines_malloc, defines_free, defines_aligned;
+    int      has_heap_desc; /* devmalloc_heap_desc present */
+    unsigned nsyms;
+} dm_cubin_info_t;
+
+/* Inspect len bytes at img (an ELF; copied before libelf sees it). */
+int dm_cubin_inspect(const void *img, size_t len, dm_cubin_info_t *info,
+                     char *why, size_t whylen);
+
+/* The image calls the stock device allocator. */
+static inline int dm_cubin_uses_stock_malloc(const dm_cubin_info_t *i)
+{ return i->calls_malloc || i->calls_free || i->calls_aligned; }
+
+/* devmalloc is linked in already (malloc defined, heap descriptor present). */
+static inline int dm_cubin_has_devmalloc(const dm_cubin_info_t *i)
+{ return i->defines_malloc && i->has_heap_desc; }
+
+/* Size of an ELF image whose length is not given (cuModuleLoadData): the end
+ * of its farthest header table or section. Reads at most maxlen bytes. */
+int dm_elf_image_size(const void *img, size_t maxlen, size_t *size,
+                      char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,159 @@
+/*
+ * jit_link.c — Driver API JIT link of PTX inputs. See jit_link.h.
+ * Locking: pthread_once for the entry-point table; nothing else shared.
+ */
+#include "jit_link.h"
+#include "relink_err.h"
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef CUresult (*link_create_fn)(unsigned, CUjit_option *, void **, CUlinkState *);
+typedef CUresult (*link_add_data_fn)(CUlinkState, CUjitInputType, void *, size_t,
+                                     const char *, unsigned, CUjit_option *, void **);
+typedef CUresult (*link_complete_fn)(CUlinkState, void **, size_t *);
+typedef CUresult (*link_destroy_fn)(CUlinkState);
+typedef CUresult (*ctx_get_device_fn)(CUdevice *);
+typedef CUresult (*dev_get_attr_fn)(int *, CUdevice_attribute, CUdevice);
+typedef CUresult (*driver_version_fn)(int *);
+typedef CUresult (*get_error_name_fn)(CUresult, const char **);
+
+static struct {
+    link_create_fn    link_create;
+    link_add_data_fn  link_add_data;
+    link_complete_fn  link_complete;
+    link_destroy_fn   link_destroy;
+    ctx_get_device_fn ctx_get_device;
+    dev_get_attr_fn   dev_get_attr;
+    driver_version_fn driver_version;
+    get_error_name_fn get_error_name;
+} drv;
+
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+static dm_driver_resolver_fn resolver;
+
+void dm_jit_set_resolver(dm_driver_resolver_fn fn) { resolver = fn; }
+
+static void *default_resolve(const char *sym)
+{
+    static void *h;
+    if (!h)
+        h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h)
+        h = dlopen("libcuda.so.1", RTLD_NOW);
+    return h ? dlsym(h, sym) : NULL;
+}
+
+static void drv_init(void)
+{
+    dm_driver_resolver_fn r = resolver ? resolver : default_resolve;
+    drv.link_create    = (link_create_fn)r("cuLinkCreate_v2");
+    drv.link_add_data  = (link_add_data_fn)r("cuLinkAddData_v2");
+    drv.link_complete  = (link_complete_fn)r("cuLinkComplete");
+    drv.link_destroy   = (link_destroy_fn)r("cuLinkDestroy");
+    drv.ctx_get_device = (ctx_get_device_fn)r("cuCtxGetDevice");
+    drv.dev_get_attr   = (dev_get_attr_fn)r("cuDeviceGetAttribute");
+    drv.driver_version = (driver_version_fn)r("cuDriverGetVersion");
+    drv.get_error_name = (get_error_name_fn)r("cuGetErrorName");
+}
+
+static int drv_ready(char *why, size_t whylen)
+{
+    pthread_once(&drv_once, drv_init);
+    if (!drv.link_create || !drv.link_add_data || !drv.link_complete ||
+        !drv.link_destroy || !drv.ctx_get_device || !drv.dev_get_attr ||
+        !drv.driver_version)
+        return dm_fail(-EIO, why, whylen, "CUDA driver entry points not found");
+    return 0;
+}
+
+static const char *err_name(CUresult r)
+{
+    const char *s = NULL;
+    if (drv.get_error_name)
+        drv.get_error_name(r, &s);
+    return s ? s : "CUDA error";
+}
+
+static void read_driver_id(char *buf, size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen("/proc/driver/nvidia/version", "re");
+    if (!f)
+        return;
+    if (fgets(buf, (int)len, f))
+        buf[strcspn(buf, "\n")] = 0;
+    fclose(f);
+}
+
+int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
+{
+    memset(t, 0, sizeof *t);
+    int rc = drv_ready(why, whylen);
+    if (rc < 0)
+        return rc;
+    CUdevice dev;
+    CUresult r = drv.ctx_get_device(&dev);
+    if (r != CUDA_SUCCESS)
+        return dm_fail(-EIO, why, whylen, "no current context (%s)", err_name(r));
+    if ((r = drv.dev_get_attr(&t->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
+        (r = drv.dev_get_attr(&t->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) ||
+        (r = drv.driver_version(&t->driver_version)))
+        return dm_fail(-EIO, why, whylen, "device query failed (%s)", err_name(r));
+    read_driver_id(t->driver_id, sizeof t->driver_id);
+    return 0;
+}
+
+/* First line of the JIT error log, for the one-line reason. */
+static const char *first_line(char *log)
+{
+    log[strcspn(log, "\n")] = 0;
+    return log[0] ? log : "no log";
+}
+
+int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
+                    size_t *cubin_size, char *why, size_t whylen)
+{
+    int rc = drv_ready(why, whylen);
+    if (rc < 0)
+        return rc;
+    char errlog[2048] = "";
+    CUjit_option opt[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+    void *val[] = { errlog, (void *)(uintptr_t)sizeof errlog };
+    CUlinkState ls;
+    CUresult r = drv.link_create(2, opt, val, &ls);
+    if (r != CUDA_SUCCESS)
+        return dm_fail(-EIO, why, whylen, "cuLinkCreate: %s", err_name(r));
+    for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        r = drv.link_add_data(ls, CU_JIT_INPUT_PTX, (void *)in[i].ptx, in[i].size + 1,
+                              in[i].name, 0, NULL, NULL);
+        if (r != CUDA_SUCCESS)
+            rc = dm_fail(-EIO, why, whylen, "cuLinkAddData(%s): %s: %s", in[i].name,
+                         err_name(r), first_line(errlog));
+    }
+    void *img = NULL;
+    size_t sz = 0;
+    if (r == CUDA_SUCCESS) {
+        r = drv.link_complete(ls, &img, &sz);
+        if (r != CUDA_SUCCESS)
+            rc = dm_fail(-EIO, why, whylen, "cuLinkComplete: %s: %s", err_name(r),
+                         first_line(errlog));
+    }
+    if (r == CUDA_SUCCESS) {
+        /* The image belongs to the link state: copy it before destroying. */
+        void *copy = malloc(sz ? sz : 1);
+        if (!copy) {
+            rc = dm_fail(-ENOMEM, why, whylen, "out of memory");
+        } else {
+            memcpy(copy, img, sz);
+            *cubin = copy;
+            *cubin_size = sz;
+        }
+    }
+    drv.link_destroy(ls);
+    return rc;
+}

@@ -1,0 +1,158 @@
+# mk/relink.mk — load-time re-link of unmodified binaries (issue 6): the
+# fatbin/cubin reader, decompression, JIT link and cache (interpose/), the
+# devmalloc-inspect tool, host tests, the fuzz target and the GPU case programs.
+#
+# Products
+#   $(BUILD)/libdevmalloc_relink.a   static PIC archive the shim links, with
+#                                    $(RELINK_LDLIBS) after it
+#   $(BUILD)/devmalloc-inspect       the inspect tool (TOOLS)
+# Targets
+#   make fuzz [FUZZ_TIME=20]          run the libFuzzer target on the fatbin reader
+
+RELINK_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
+               interpose/ptx_scan.c interpose/sha256.c interpose/cache.c \
+               interpose/jit_link.c interpose/relink.c
+# The reader alone (no driver, no embedded PTX): tests, fuzz and inspect use it.
+RELINK_READER_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
+                      interpose/ptx_scan.c interpose/sha256.c interpose/cache.c
+RELINK_HDRS := $(wildcard interpose/*.h) include/devmalloc.h
+RELINK_DIR  := $(BUILD)/relink
+RELINK_LIB  := $(BUILD)/libdevmalloc_relink.a
+# Link the archive with these. zstd and lz4 are static and must stay hidden
+# in the shim (-Wl,--exclude-libs,ALL): see DESIGN.md.
+RELINK_LDLIBS := -l:libzstd.a -l:liblz4.a -lelf -lpthread -ldl
+RELINK_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
+
+# devmalloc's PTX embedded in the shim: build/devmalloc.ptx from mk/device.mk
+# when that part exists, else a stub (tests/fixtures/stub_devmalloc.cu) so the
+# archive still builds; the stub is not an allocator.
+ifneq ($(wildcard mk/device.mk),)
+DM_PTX ?= $(BUILD)/devmalloc.ptx
+else
+DM_PTX ?= $(RELINK_DIR)/fixtures/stub_devmalloc.ptx
+endif
+
+RELINK_OBJS := $(RELINK_SRCS:interpose/%.c=$(RELINK_DIR)/%.o) $(RELINK_DIR)/devmalloc_ptx.o
+RELINK_READER_OBJS := $(RELINK_READER_SRCS:interpose/%.c=$(RELINK_DIR)/%.o)
+RELINK_ASAN_OBJS := $(RELINK_READER_SRCS:interpose/%.c=$(RELINK_DIR)/asan/%.o)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+$(RELINK_DIR)/%.o: interpose/%.c $(RELINK_HDRS) | $(RELINK_DIR)/.dir
+	$(CC) $(RELINK_CFLAGS) -c $< -o $@
+$(RELINK_DIR)/asan/%.o: interpose/%.c $(RELINK_HDRS) | $(RELINK_DIR)/asan/.dir
+	$(CC) $(RELINK_CFLAGS) -O1 $(SAN_FLAGS) -c $< -o $@
+$(RELINK_DIR)/devmalloc_ptx.o: interpose/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
+	$(CC) -c -DDM_PTX_FILE='"$(DM_PTX)"' $< -o $@
+$(RELINK_LIB): $(RELINK_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(RELINK_DIR)/libreader.a: $(RELINK_READER_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(RELINK_DIR)/libreader-asan.a: $(RELINK_ASAN_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+LIBS += $(RELINK_LIB)
+
+# ---- devmalloc-inspect ----
+$(BUILD)/devmalloc-inspect: tools/inspect.c $(RELINK_HDRS) $(RELINK_DIR)/libreader.a
+	$(CC) $(RELINK_CFLAGS) $< -o $@ $(RELINK_DIR)/libreader.a $(RELINK_LDLIBS)
+TOOLS += $(BUILD)/devmalloc-inspect
+
+# ---- fixtures (nvcc works without a GPU) ----
+FX := $(RELINK_DIR)/fixtures
+FX_SRC := tests/fixtures
+FX_MALLOC := $(FX_SRC)/fx_malloc.cu
+FX_FATBINS := $(FX)/malloc_default.fatbin $(FX)/malloc_nocomp.fatbin \
+              $(FX)/malloc_zstd_all.fatbin $(FX)/malloc_lz4_all.fatbin \
+              $(FX)/malloc_multi.fatbin $(FX)/malloc_ptx.fatbin $(FX)/malloc_elf.fatbin \
+              $(FX)/plain_default.fatbin
+FX_CUBINS := $(FX)/malloc.cubin $(FX)/plain.cubin $(FX)/devmalloc_rdc.cubin
+FX_APPS := $(FX)/app_malloc $(FX)/app_rdc $(FX)/app_plain_lib.so
+FIXTURES := $(FX_FATBINS) $(FX_CUBINS) $(FX_APPS) $(FX)/stub_devmalloc.ptx
+
+$(FX)/malloc_default.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -fatbin $< -o $@
+$(FX)/malloc_nocomp.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 --no-compress -fatbin $< -o $@
+$(FX)/malloc_zstd_all.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -Xfatbin -compress-all -fatbin $< -o $@
+$(FX)/malloc_lz4_all.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -Xfatbin -compress-all -compress-mode=speed -fatbin $< -o $@
+$(FX)/malloc_multi.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -gencode arch=compute_75,code=sm_75 -gencode arch=compute_80,code=sm_80 \
+	  -gencode arch=compute_90,code=sm_90 -gencode arch=compute_75,code=compute_75 \
+	  -gencode arch=compute_90,code=compute_90 -fatbin $< -o $@
+$(FX)/malloc_ptx.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -gencode arch=compute_90,code=compute_90 -fatbin $< -o $@
+$(FX)/malloc_elf.fatbin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -gencode arch=compute_90,code=sm_90 -fatbin $< -o $@
+$(FX)/plain_default.fatbin: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -fatbin $< -o $@
+$(FX)/malloc.cubin: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -cubin $< -o $@
+$(FX)/plain.cubin: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -cubin $< -o $@
+$(FX)/devmalloc_rdc.cubin: $(FX_SRC)/stub_devmalloc.cu | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -rdc=true -cubin $< -o $@
+$(FX)/stub_devmalloc.ptx: $(FX_SRC)/stub_devmalloc.cu | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -rdc=true -ptx $< -o $@
+$(FX)/app_malloc: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 $< -o $@
+$(FX)/app_rdc: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -rdc=true $< -o $@
+$(FX)/app_plain_lib.so: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -shared -Xcompiler -fPIC $< -o $@
+
+# ---- host tests ----
+RELINK_TDIR := $(RELINK_DIR)/tests
+RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DFIXTURE_DIR='"$(FX)"'
+
+$(RELINK_TDIR)/test_fatbin: tests/unit/test_fatbin.c $(RELINK_DIR)/libreader.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_DIR)/libreader.a -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_fatbin_asan: tests/unit/test_fatbin.c $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_cubin: tests/unit/test_cubin.c $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
+# relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
+	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
+
+RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
+                 $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache \
+                 $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect
+
+# ---- fuzz target (clang libFuzzer) ----
+FUZZ_CC ?= clang
+FUZZ_TIME ?= 20
+FUZZ_BIN := $(RELINK_DIR)/fuzz/fuzz_fatbin
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+              -fno-sanitize-recover=all $(CPPFLAGS) -Iinterpose -DDM_IMAGE_MAX='((size_t)1<<24)'
+$(FUZZ_BIN): tests/fuzz/fuzz_fatbin.c $(RELINK_READER_SRCS) $(RELINK_HDRS) | $(RELINK_DIR)/fuzz/.dir
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(RELINK_READER_SRCS) -o $@ $(RELINK_LDLIBS)
+$(RELINK_DIR)/fuzz/corpus/.stamp: $(FIXTURES) | $(RELINK_DIR)/fuzz/.dir
+	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
+	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@
+# Replay of the seed corpus and saved crashers: in `make check` when clang works.
+$(RELINK_TDIR)/fuzz_replay: $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus/.stamp | $(RELINK_TDIR)/.dir
+	printf '#!/bin/sh\nexec %s -runs=0 %s tests/fuzz/seeds\n' $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus > $@ && chmod +x $@
+ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
+RELINK_CHECKS += $(RELINK_TDIR)/fuzz_replay
+endif
+
+.PHONY: fuzz
+fuzz: $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus/.stamp
+	mkdir -p $(RELINK_DIR)/fuzz/work
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
+	  -artifact_prefix=$(RELINK_DIR)/fuzz/ $(RELINK_DIR)/fuzz/work $(RELINK_DIR)/fuzz/corpus
+
+CHECK_BINS += $(RELINK_CHECKS)
+
+# ---- GPU case programs: plain nvcc, unchanged by devmalloc ----
+$(BUILD)/gpu/jit_alloc: tests/gpu/progs/jit_alloc.cu | $(BUILD)/gpu/.dir
+	$(NVCC) -arch=sm_90 $< -o $@
+$(BUILD)/gpu/jit_alloc_sass_only: tests/gpu/progs/jit_alloc.cu | $(BUILD)/gpu/.dir
+	$(NVCC) -gencode arch=compute_90,code=sm_90 $< -o $@
+GPU_BINS += $(BUILD)/gpu/jit_alloc $(BUILD)/gpu/jit_alloc_sass_only $(BUILD)/devmalloc-inspect
