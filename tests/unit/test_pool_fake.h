@@ -37,7 +37,7 @@ typedef struct fake_src {
   int host;           /* 1: back chunks with host memory */
 } fake_src_t;
 
-static int fake_chunk_alloc(void *ctx, size_t bytes, uint64_t *base) {
+static inline int fake_chunk_alloc(void *ctx, size_t bytes, uint64_t *base) {
   fake_src_t *f = ctx;
   if (f->n == FAKE_MAX_CHUNKS || bytes > f->capacity - f->used ||
       (f->max_chunk && bytes > f->max_chunk)) {
@@ -65,7 +65,7 @@ static int fake_chunk_alloc(void *ctx, size_t bytes, uint64_t *base) {
   return 0;
 }
 
-static void fake_chunk_free(void *ctx, uint64_t base, size_t bytes) {
+static inline void fake_chunk_free(void *ctx, uint64_t base, size_t bytes) {
   fake_src_t *f = ctx;
   for (int i = 0; i < f->n; i++) {
     if (f->base[i] == base && f->bytes[i] == bytes) {
@@ -82,26 +82,26 @@ static void fake_chunk_free(void *ctx, uint64_t base, size_t bytes) {
   f->bad_frees++;
 }
 
-static size_t fake_avail(void *ctx) {
+static inline size_t fake_avail(void *ctx) {
   fake_src_t *f = ctx;
   return (size_t)(f->capacity - f->used);
 }
 
-static dm_pool_source_t fake_source(fake_src_t *f) {
+static inline dm_pool_source_t fake_source(fake_src_t *f) {
   dm_pool_source_t s = {.ctx = f, .chunk_alloc = fake_chunk_alloc,
                         .chunk_free = fake_chunk_free, .avail = fake_avail};
   return s;
 }
 
 /* Index of the chunk holding [addr, addr+size), or -1. */
-static int fake_chunk_of(const fake_src_t *f, uint64_t addr, uint64_t size) {
+static inline int fake_chunk_of(const fake_src_t *f, uint64_t addr, uint64_t size) {
   for (int i = 0; i < f->n; i++)
     if (addr >= f->base[i] && addr + size <= f->base[i] + f->bytes[i]) return i;
   return -1;
 }
 
 /* Report callback that only counts. */
-static void count_report(void *ctx, const char *line) {
+static inline void count_report(void *ctx, const char *line) {
   (void)line;
   (*(int *)ctx)++;
 }

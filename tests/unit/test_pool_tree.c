@@ -44,8 +44,8 @@ static void max_height_ok(const dm_tree_t *t) {
   if (t->root->height > bound) fail_msg("height %d > %.1f for n=%zu", t->root->height, bound, t->count);
 }
 
-static void run_random(uint64_t seed, int steps, int key_range, int check_every) {
-  int cap = key_range * 4;
+static void run_random(uint64_t seed, int steps, int cap, int key_range,
+                       int check_every) {
   dm_tnode_t *nodes = calloc((size_t)cap, sizeof *nodes);
   int *in = calloc((size_t)cap, sizeof *in);
   ref_t ref = {calloc((size_t)cap, sizeof(key_t2)), 0};
@@ -108,8 +108,8 @@ static void run_random(uint64_t seed, int steps, int key_range, int check_every)
   free(ref.k);
 }
 
-static void test_random_small(void **st) { (void)st; run_random(1, 200000, 64, 1); }
-static void test_random_wide(void **st) { (void)st; run_random(7, 300000, 1 << 20, 97); }
+static void test_random_small(void **st) { (void)st; run_random(1, 200000, 256, 64, 1); }
+static void test_random_wide(void **st) { (void)st; run_random(7, 400000, 20000, 1 << 30, 1000); }
 
 static void test_sequential_orders(void **st) {
   (void)st;
