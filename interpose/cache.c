@@ -114,10 +114,14 @@ int dm_cache_open(const char *dir, dm_cache_t **out, char *why, size_t whylen)
     if (rc < 0)
         return dm_fail(rc, why, whylen, "cannot create cache directory %s: %s", dir, strerror(-rc));
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return dm_fail(errno == ELOOP ? -EPERM : -errno, why, whylen,
-                       "cannot open cache directory %s: %s", dir,
-                       errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+    if (fd < 0) {
+        int e = errno;
+        struct stat lst;
+        if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
+            return dm_fail(-EPERM, why, whylen,
+                           "cache directory %s is a symbolic link: not used", dir);
+        return dm_fail(-e, why, whylen, "cannot open cache directory %s: %s", dir, strerror(e));
+    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         rc = -errno;

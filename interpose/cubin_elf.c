@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* .nv.global: occupies no file bytes, like SHT_NOBITS. */
+#define DM_SHT_CUDA_NOBITS (SHT_LOPROC + 7)
+
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 static int elf_ok;
 static void elf_init(void) { elf_ok = elf_version(EV_CURRENT) != EV_NONE; }
@@ -139,7 +142,7 @@ int dm_elf_image_size(const void *img, size_t maxlen, size_t *size,
         for (unsigned i = 0; i < eh.e_shnum; i++) {
             Elf64_Shdr sh;
             memcpy(&sh, b + eh.e_shoff + (uint64_t)i * sizeof sh, sizeof sh);
-            if (sh.sh_type == SHT_NOBITS)
+            if (sh.sh_type == SHT_NOBITS || sh.sh_type == DM_SHT_CUDA_NOBITS)
                 continue;
             uint64_t e = sh.sh_offset + sh.sh_size;
             if (e < sh.sh_offset)

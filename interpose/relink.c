@@ -222,13 +222,14 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
         return 0;
     double jit_ms = now_ms() - t0;
     const char *cached = "cache off";
+    int show_note = cache && note[0] && strcmp(note, "cache miss") != 0;
     char cwhy[256] = "";
     if (cache)
         cached = dm_cache_put(cache, &key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
     if (opts.verbose)
         fprintf(stderr, "devmalloc: jit: %s: compute_%u PTX re-linked with devmalloc "
                 "(JIT link %.1f ms, %zu bytes, %s%s%s)\n", label, ptx_arch, jit_ms, sz,
-                cached, note[0] && cache ? "; " : "", cache ? note : "");
+                cached, show_note ? "; " : "", show_note ? note : "");
     *out = img;
     *out_size = sz;
     return 1;

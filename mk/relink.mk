@@ -106,16 +106,16 @@ $(FX)/app_plain_lib.so: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
 RELINK_TDIR := $(RELINK_DIR)/tests
 RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DFIXTURE_DIR='"$(FX)"'
 
-$(RELINK_TDIR)/test_fatbin: tests/unit/test_fatbin.c $(RELINK_DIR)/libreader.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_fatbin: tests/unit/test_fatbin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader.a $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_DIR)/libreader.a -lcmocka $(RELINK_LDLIBS)
-$(RELINK_TDIR)/test_fatbin_asan: tests/unit/test_fatbin.c $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_fatbin_asan: tests/unit/test_fatbin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
-$(RELINK_TDIR)/test_cubin: tests/unit/test_cubin.c $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_cubin: tests/unit/test_cubin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
-$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@

@@ -1,0 +1,400 @@
+/*
+ * test_cache.c — the JIT cache: directory creation and refusal (mode, owner,
+ * symlink), round trips, corruption (flipped byte, truncation, wrong key,
+ * foreign file types: all a miss, never used), atomic writes (failed write
+ * leaves the old entry and no temp file; concurrent writers never expose a
+ * partial entry), keys and the default location.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "cache.h"
+#include "sha256.h"
+
+static char root[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/dm-cache-test-XXXXXX");
+    return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *buf, size_t n, const char *sub)
+{
+    snprintf(buf, n, "%s/%s", root, sub);
+}
+
+static dm_cache_key_t key_of(const char *s)
+{
+    dm_cache_keyer_t k;
+    dm_cache_key_t out;
+    dm_cache_key_init(&k, "test");
+    dm_cache_key_add_str(&k, s);
+    dm_cache_key_final(&k, &out);
+    return out;
+}
+
+static void entry_path(char *buf, size_t n, dm_cache_t *c, const dm_cache_key_t *k)
+{
+    char hex[65];
+    dm_cache_key_hex(k, hex);
+    snprintf(buf, n, "%s/%s.cubin", dm_cache_path(c), hex);
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' || (prefix && !strncmp(e->d_name, prefix, strlen(prefix))))
+            n += !prefix || !strncmp(e->d_name, prefix, strlen(prefix));
+    closedir(d);
+    return n;
+}
+
+static void test_sha256_vectors(void **state)
+{
+    (void)state;
+    uint8_t h[32];
+    static const uint8_t abc[32] = {
+        0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea, 0x41, 0x41, 0x40, 0xde, 0x5d, 0xae, 0x22, 0x23,
+        0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00, 0x15, 0xad };
+    dm_sha256("abc", 3, h);
+    assert_memory_equal(h, abc, 32);
+    /* 56-byte message: padding spills into a second block */
+    static const uint8_t two[32] = {
+        0x24, 0x8d, 0x6a, 0x61, 0xd2, 0x06, 0x38, 0xb8, 0xe5, 0xc0, 0x26, 0x93, 0x0c, 0x3e, 0x60, 0x39,
+        0xa3, 0x3c, 0xe4, 0x59, 0x64, 0xff, 0x21, 0x67, 0xf6, 0xec, 0xed, 0xd4, 0x19, 0xdb, 0x06, 0xc1 };
+    dm_sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, h);
+    assert_memory_equal(h, two, 32);
+}
+
+static void test_keys(void **state)
+{
+    (void)state;
+    dm_cache_keyer_t k;
+    dm_cache_key_t a, b;
+    dm_cache_key_init(&k, "p");
+    dm_cache_key_add_str(&k, "ab");
+    dm_cache_key_add_str(&k, "c");
+    dm_cache_key_final(&k, &a);
+    dm_cache_key_init(&k, "p");
+    dm_cache_key_add_str(&k, "a");
+    dm_cache_key_add_str(&k, "bc");
+    dm_cache_key_final(&k, &b);
+    assert_memory_not_equal(a.b, b.b, 32);
+    dm_cache_key_t c = key_of("x"), d = key_of("x");
+    assert_memory_equal(c.b, d.b, 32);
+    char hex[65];
+    dm_cache_key_hex(&c, hex);
+    assert_int_equal(strlen(hex), 64);
+}
+
+static void test_create_and_roundtrip(void **state)
+{
+    (void)state;
+    char dir[300];
+    path_of(dir, sizeof dir, "a/b/devmalloc");
+    dm_cache_t *c;
+    char why[400];
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), 0);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    dm_cache_key_t k = key_of("one"), k2 = key_of("two");
+    void *data;
+    size_t n;
+    assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 0);
+    assert_string_equal(why, "cache miss");
+    const char payload[] = "a linked cubin, pretend";
+    assert_int_equal(dm_cache_put(c, &k, payload, sizeof payload, why, sizeof why), 0);
+    assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 1);
+    assert_int_equal(n, sizeof payload);
+    assert_memory_equal(data, payload, n);
+    free(data);
+    assert_int_equal(dm_cache_get(c, &k2, &data, &n, why, sizeof why), 0);
+    /* entries are private */
+    char ep[400];
+    entry_path(ep, sizeof ep, c, &k);
+    assert_int_equal(stat(ep, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    /* an empty payload round-trips too */
+    assert_int_equal(dm_cache_put(c, &k2, "", 0, why, sizeof why), 0);
+    assert_int_equal(dm_cache_get(c, &k2, &data, &n, why, sizeof why), 1);
+    assert_int_equal(n, 0);
+    free(data);
+    dm_cache_close(c);
+}
+
+static void test_refuse_mode(void **state)
+{
+    (void)state;
+    char dir[300], why[400];
+    path_of(dir, sizeof dir, "open");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(chmod(dir, 0755), 0);
+    dm_cache_t *c;
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), -EPERM);
+    assert_null(c);
+    assert_non_null(strstr(why, "0755"));
+    assert_int_equal(chmod(dir, 0710), 0);
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), -EPERM);
+    assert_int_equal(chmod(dir, 0700), 0);
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), 0);
+    dm_cache_close(c);
+}
+
+static void test_refuse_owner(void **state)
+{
+    (void)state;
+    char dir[300], why[400];
+    dm_cache_t *c;
+    if (geteuid() == 0) {
+        path_of(dir, sizeof dir, "foreign");
+        assert_int_equal(mkdir(dir, 0700), 0);
+        assert_int_equal(chown(dir, 12345, 12345), 0);
+    } else {
+        snprintf(dir, sizeof dir, "/");   /* root's, not ours */
+    }
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), -EPERM);
+    assert_non_null(strstr(why, "owned by"));
+}
+
+static void test_refuse_symlink(void **state)
+{
+    (void)state;
+    char dir[300], link[300], why[400];
+    path_of(dir, sizeof dir, "real");
+    path_of(link, sizeof link, "link");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(symlink(dir, link), 0);
+    dm_cache_t *c;
+    assert_int_equal(dm_cache_open(link, &c, why, sizeof why), -EPERM);
+    /* a regular file where the directory should be */
+    char file[300];
+    path_of(file, sizeof file, "file");
+    int fd = open(file, O_CREAT | O_WRONLY, 0600);
+    close(fd);
+    assert_true(dm_cache_open(file, &c, why, sizeof why) < 0);
+}
+
+/* Damage an entry in several ways: each is a miss, and the entry is gone. */
+static void test_corruption(void **state)
+{
+    (void)state;
+    char dir[300], why[400], ep[400];
+    path_of(dir, sizeof dir, "corrupt");
+    dm_cache_t *c;
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), 0);
+    dm_cache_key_t k = key_of("victim");
+    char payload[1000];
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (char)(i * 7);
+    entry_path(ep, sizeof ep, c, &k);
+    void *data;
+    size_t n;
+    /* every byte of the header and a sample of the payload, flipped */
+    for (size_t pos = 0; pos < DM_CACHE_HDR + sizeof payload; pos += pos < DM_CACHE_HDR ? 1 : 37) {
+        assert_int_equal(dm_cache_put(c, &k, payload, sizeof payload, why, sizeof why), 0);
+        int fd = open(ep, O_RDWR);
+        unsigned char b;
+        assert_int_equal(pread(fd, &b, 1, (off_t)pos), 1);
+        b ^= 0x10;
+        assert_int_equal(pwrite(fd, &b, 1, (off_t)pos), 1);
+        close(fd);
+        data = NULL;
+        int r = dm_cache_get(c, &k, &data, &n, why, sizeof why);
+        if (pos >= 24 && pos < 32) {   /* reserved header bytes: not checked */
+            assert_int_equal(r, 1);
+            free(data);
+            continue;
+        }
+        if (r != 0)
+            fail_msg("flip at %zu was used", pos);
+        assert_null(data);
+        assert_int_equal(access(ep, F_OK), -1);   /* removed */
+    }
+    /* truncated and extended files */
+    for (int extra = -1; extra <= 1; extra += 2) {
+        assert_int_equal(dm_cache_put(c, &k, payload, sizeof payload, why, sizeof why), 0);
+        assert_int_equal(truncate(ep, (off_t)(DM_CACHE_HDR + sizeof payload) + extra), 0);
+        assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 0);
+    }
+    assert_int_equal(dm_cache_put(c, &k, payload, sizeof payload, why, sizeof why), 0);
+    assert_int_equal(truncate(ep, 10), 0);
+    assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 0);
+    assert_non_null(strstr(why, "truncated"));
+    /* another key's entry renamed to this key's name */
+    dm_cache_key_t other = key_of("other");
+    char op[400];
+    entry_path(op, sizeof op, c, &other);
+    assert_int_equal(dm_cache_put(c, &other, payload, sizeof payload, why, sizeof why), 0);
+    assert_int_equal(rename(op, ep), 0);
+    assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 0);
+    /* a symlink to a valid entry, and a directory, under the entry's name */
+    assert_int_equal(dm_cache_put(c, &other, payload, sizeof payload, why, sizeof why), 0);
+    assert_int_equal(symlink(op, ep), 0);
+    assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 0);
+    unlink(ep);
+    assert_int_equal(mkdir(ep, 0700), 0);
+    assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 0);
+    rmdir(ep);
+    dm_cache_close(c);
+}
+
+static void test_atomic_write(void **state)
+{
+    (void)state;
+    char dir[300], why[400];
+    path_of(dir, sizeof dir, "atomic");
+    dm_cache_t *c;
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), 0);
+    dm_cache_key_t k = key_of("atomic");
+    const char old[] = "old image";
+    assert_int_equal(dm_cache_put(c, &k, old, sizeof old, why, sizeof why), 0);
+    char big[5000];
+    memset(big, 'n', sizeof big);
+    /* writes failing part-way (in the header, in the payload): old entry kept,
+     * no temp file left behind */
+    size_t fails[] = { 0, 50, DM_CACHE_HDR, DM_CACHE_HDR + 1000 };
+    for (size_t i = 0; i < sizeof fails / sizeof fails[0]; i++) {
+        dm_cache_test_fail_writes_after(fails[i]);
+        assert_true(dm_cache_put(c, &k, big, sizeof big, why, sizeof why) < 0);
+        dm_cache_test_fail_writes_after(SIZE_MAX);
+        void *data;
+        size_t n;
+        assert_int_equal(dm_cache_get(c, &k, &data, &n, why, sizeof why), 1);
+        assert_int_equal(n, sizeof old);
+        assert_memory_equal(data, old, n);
+        free(data);
+        assert_int_equal(count_files(dir, ".tmp"), 0);
+    }
+    /* a stale temp file from a crashed writer is not an entry */
+    char stale[400];
+    snprintf(stale, sizeof stale, "%s/.tmp.1.2.3", dir);
+    FILE *f = fopen(stale, "w");
+    fputs("partial", f);
+    fclose(f);
+    dm_cache_key_t k2 = key_of("never-written");
+    void *data;
+    size_t n;
+    assert_int_equal(dm_cache_get(c, &k2, &data, &n, why, sizeof why), 0);
+    dm_cache_close(c);
+}
+
+/* Writers in other processes replace the entry while this one reads it:
+ * every read is a valid entry (one writer's payload) or a miss, never bad. */
+static void test_concurrent_writers(void **state)
+{
+    (void)state;
+    char dir[300], why[400];
+    path_of(dir, sizeof dir, "race");
+    dm_cache_t *c;
+    assert_int_equal(dm_cache_open(dir, &c, why, sizeof why), 0);
+    dm_cache_key_t k = key_of("race");
+    enum { WRITERS = 3, ROUNDS = 150, SZ = 64 * 1024 };
+    pid_t pids[WRITERS];
+    for (int w = 0; w < WRITERS; w++) {
+        pids[w] = fork();
+        assert_true(pids[w] >= 0);
+        if (pids[w] == 0) {
+            char *buf = malloc(SZ);
+            memset(buf, 'A' + w, SZ);
+            for (int r = 0; r < ROUNDS; r++)
+                if (dm_cache_put(c, &k, buf, SZ, NULL, 0) != 0)
+                    _exit(1);
+            _exit(0);
+        }
+    }
+    int hits = 0, alive = WRITERS;
+    while (alive) {
+        void *data;
+        size_t n;
+        why[0] = 0;
+        int r = dm_cache_get(c, &k, &data, &n, why, sizeof why);
+        if (r == 1) {
+            assert_int_equal(n, SZ);
+            char ch = ((char *)data)[0];
+            assert_true(ch >= 'A' && ch < 'A' + WRITERS);
+            for (size_t i = 0; i < n; i++)
+                if (((char *)data)[i] != ch)
+                    fail_msg("mixed entry");
+            free(data);
+            hits++;
+        } else {
+            assert_int_equal(r, 0);
+            if (strstr(why, "removed"))
+                fail_msg("reader saw a bad entry: %s", why);
+        }
+        alive = 0;
+        for (int w = 0; w < WRITERS; w++)
+            if (pids[w] > 0) {
+                int st;
+                pid_t p = waitpid(pids[w], &st, WNOHANG);
+                if (p == pids[w]) {
+                    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+                    pids[w] = 0;
+                } else {
+                    alive++;
+                }
+            }
+    }
+    assert_true(hits > 0);
+    assert_int_equal(count_files(dir, ".tmp"), 0);
+    dm_cache_close(c);
+}
+
+static void test_default_dir(void **state)
+{
+    (void)state;
+    char buf[512], why[200];
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    assert_int_equal(dm_cache_default_dir(buf, sizeof buf, why, sizeof why), 0);
+    assert_string_equal(buf, "/x/cache/devmalloc");
+    setenv("XDG_CACHE_HOME", "relative", 1);   /* ignored, per the XDG spec */
+    setenv("HOME", "/home/u", 1);
+    assert_int_equal(dm_cache_default_dir(buf, sizeof buf, why, sizeof why), 0);
+    assert_string_equal(buf, "/home/u/.cache/devmalloc");
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    assert_int_equal(dm_cache_default_dir(buf, sizeof buf, why, sizeof why), -ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sha256_vectors),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_create_and_roundtrip),
+        cmocka_unit_test(test_refuse_mode),
+        cmocka_unit_test(test_refuse_owner),
+        cmocka_unit_test(test_refuse_symlink),
+        cmocka_unit_test(test_corruption),
+        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_concurrent_writers),
+        cmocka_unit_test(test_default_dir),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,271 @@
+/*
+ * test_relink.c — dm_relink_image()/dm_relink_file() end to end against a
+ * fake Driver API (installed with dm_jit_set_resolver; no GPU): which PTX is
+ * chosen for the device, that devmalloc's PTX is the second link input, the
+ * cache hit on the second load (also across compression modes of the same
+ * PTX), and every fallback (no PTX, no malloc, already devmalloc, corrupt
+ * fatbin, failed link, no context) returning 0 with a reason.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cuda.h>
+#include "fatbin.h"
+#include "jit_link.h"
+#include "relink.h"
+#include "relink_test_util.h"
+
+/* ---- fake driver ---- */
+static int fake_cc_major = 9, fake_cc_minor = 0;
+static int fake_links, fake_fail_link, fake_no_ctx;
+static char fake_first_target[32];
+static char fake_input_names[2][32];
+
+typedef struct { char *buf; size_t len; int n; } fake_state_t;
+
+static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls)
+{
+    (void)n; (void)o; (void)v;
+    *ls = (CUlinkState)calloc(1, sizeof(fake_state_t));
+    return CUDA_SUCCESS;
+}
+static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t size,
+                           const char *name, unsigned n, CUjit_option *o, void **v)
+{
+    (void)n; (void)o; (void)v;
+    fake_state_t *s = (fake_state_t *)ls;
+    assert_int_equal(t, CU_JIT_INPUT_PTX);
+    assert_int_equal(((char *)data)[size - 1], 0);    /* NUL counted in size */
+    if (s->n < 2)
+        snprintf(fake_input_names[s->n], sizeof fake_input_names[0], "%s", name);
+    if (s->n == 0) {
+        const char *t = strstr(data, ".target ");
+        snprintf(fake_first_target, sizeof fake_first_target, "%.*s", t ? 13 : 0, t ? t : "");
+        fake_first_target[strcspn(fake_first_target, "\n")] = 0;
+    }
+    s->buf = realloc(s->buf, s->len + size);
+    memcpy(s->buf + s->len, data, size);
+    s->len += size;
+    s->n++;
+    return CUDA_SUCCESS;
+}
+static CUresult f_link_complete(CUlinkState ls, void **img, size_t *sz)
+{
+    fake_state_t *s = (fake_state_t *)ls;
+    if (fake_fail_link)
+        return CUDA_ERROR_INVALID_PTX;
+    fake_links++;
+    *img = s->buf;
+    *sz = s->len;
+    return CUDA_SUCCESS;
+}
+static CUresult f_link_destroy(CUlinkState ls)
+{
+    fake_state_t *s = (fake_state_t *)ls;
+    free(s->buf);
+    free(s);
+    return CUDA_SUCCESS;
+}
+static CUresult f_ctx_get_device(CUdevice *d)
+{
+    *d = 0;
+    return fake_no_ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? fake_cc_major : fake_cc_minor;
+    return CUDA_SUCCESS;
+}
+static CUresult f_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
+
+static void *fake_resolve(const char *sym)
+{
+    static const struct { const char *n; void *f; } t[] = {
+        { "cuLinkCreate_v2", (void *)f_link_create },
+        { "cuLinkAddData_v2", (void *)f_link_add },
+        { "cuLinkComplete", (void *)f_link_complete },
+        { "cuLinkDestroy", (void *)f_link_destroy },
+        { "cuCtxGetDevice", (void *)f_ctx_get_device },
+        { "cuDeviceGetAttribute", (void *)f_attr },
+        { "cuDriverGetVersion", (void *)f_driver_version },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(t[i].n, sym))
+            return t[i].f;
+    return NULL;
+}
+
+static char cache_root[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(cache_root, sizeof cache_root, "/tmp/dm-relink-test-XXXXXX");
+    if (!mkdtemp(cache_root))
+        return -1;
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/cache", cache_root);
+    setenv("DEVMALLOC_CACHE_DIR", dir, 1);
+    setenv("DEVMALLOC_VERBOSE", "1", 1);
+    unsetenv("DEVMALLOC_JIT");
+    dm_jit_set_resolver(fake_resolve);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int relink_fx(const char *file, const void **out, size_t *sz, char *why, size_t wl)
+{
+    size_t len;
+    unsigned char *b = fx_read(file, &len);
+    why[0] = 0;
+    int r = dm_relink_image(b, out, sz, why, wl);
+    free(b);
+    return r;
+}
+
+static void test_relink_and_cache(void **state)
+{
+    (void)state;
+    const void *out;
+    size_t sz;
+    char why[300];
+    int links0 = fake_links;
+    assert_int_equal(relink_fx("malloc_default.fatbin", &out, &sz, why, sizeof why), 1);
+    assert_int_equal(fake_links, links0 + 1);
+    assert_string_equal(fake_input_names[0], "app.ptx");
+    assert_string_equal(fake_input_names[1], "devmalloc.ptx");
+    assert_string_equal(fake_first_target, ".target sm_90");
+    /* the fake "cubin" is the inputs: app PTX then devmalloc's (which defines malloc) */
+    assert_non_null(memmem(out, sz, "__cuda_syscall_aligned_malloc", 29));
+    assert_non_null(memmem(out, sz, ".visible .func", 14));
+    dm_relink_free(out);
+    /* second load: from the cache, no JIT */
+    assert_int_equal(relink_fx("malloc_default.fatbin", &out, &sz, why, sizeof why), 1);
+    assert_int_equal(fake_links, links0 + 1);
+    dm_relink_free(out);
+    /* same PTX, stored uncompressed / LZ4: same key */
+    assert_int_equal(relink_fx("malloc_nocomp.fatbin", &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    assert_int_equal(relink_fx("malloc_lz4_all.fatbin", &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    assert_int_equal(fake_links, links0 + 1);
+    /* through a registration wrapper, as cuLibraryLoadData gets it */
+    size_t len;
+    unsigned char *b = fx_read("malloc_zstd_all.fatbin", &len);
+    struct { uint32_t m, v; const void *p, *q; } w = { DM_FATBIN_WRAPPER_MAGIC, 1, b, NULL };
+    assert_int_equal(dm_relink_image(&w, &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    free(b);
+    /* PTX-only fatbin, from a file */
+    char path[512];
+    snprintf(path, sizeof path, "%s/malloc_ptx.fatbin", FIXTURE_DIR);
+    assert_int_equal(dm_relink_file(path, &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    assert_int_equal(fake_links, links0 + 1);
+}
+
+static void test_pick_arch(void **state)
+{
+    (void)state;
+    const void *out;
+    size_t sz;
+    char why[300];
+    fake_cc_major = 8; fake_cc_minor = 6;          /* compute_75 is the best <= 86 */
+    assert_int_equal(relink_fx("malloc_multi.fatbin", &out, &sz, why, sizeof why), 1);
+    assert_string_equal(fake_first_target, ".target sm_75");
+    dm_relink_free(out);
+    fake_cc_major = 10; fake_cc_minor = 0;
+    assert_int_equal(relink_fx("malloc_multi.fatbin", &out, &sz, why, sizeof why), 1);
+    assert_string_equal(fake_first_target, ".target sm_90");
+    dm_relink_free(out);
+    fake_cc_major = 7; fake_cc_minor = 0;
+    assert_int_equal(relink_fx("malloc_multi.fatbin", &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no PTX for sm_70"));
+    fake_cc_major = 9;
+}
+
+static void expect_refusal(const char *file, const char *reason)
+{
+    const void *out = NULL;
+    size_t sz;
+    char why[300];
+    int links0 = fake_links;
+    assert_int_equal(relink_fx(file, &out, &sz, why, sizeof why), 0);
+    assert_null(out);
+    if (!strstr(why, reason))
+        fail_msg("%s: reason \"%s\" lacks \"%s\"", file, why, reason);
+    assert_int_equal(fake_links, links0);
+}
+
+static void test_fallbacks(void **state)
+{
+    (void)state;
+    expect_refusal("plain_default.fatbin", "does not call device malloc");
+    expect_refusal("malloc_elf.fatbin", "no PTX in the fatbin");
+    expect_refusal("malloc.cubin", "carries no PTX");
+    expect_refusal("plain.cubin", "does not call");
+    expect_refusal("devmalloc_rdc.cubin", "already linked with devmalloc");
+    expect_refusal("stub_devmalloc.ptx", "already linked with devmalloc");
+    /* corrupt: bad entry header, and a PTX whose zstd data is damaged */
+    size_t len;
+    unsigned char *b = fx_read("malloc_default.fatbin", &len);
+    const void *out;
+    size_t sz;
+    char why[300];
+    unsigned char *t = fx_copy(b, len);
+    t[16 + 4] = 3;                                    /* first entry header size */
+    assert_int_equal(dm_relink_image(t, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "corrupt fatbin"));
+    free(t);
+    dm_fatbin_t fb;
+    assert_int_equal(dm_fatbin_open(b, len, &fb, NULL, 0), 0);
+    size_t cur = 0;
+    dm_fb_entry_t e;
+    while (dm_fatbin_next(&fb, &cur, &e, NULL, 0) == 1 && e.kind != DM_FB_KIND_PTX)
+        ;
+    t = fx_copy(b, len);
+    t[(e.payload - b) + 1] ^= 0x5a;                  /* zstd frame magic */
+    assert_int_equal(dm_relink_image(t, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "zstd"));
+    free(t);
+    /* unknown image */
+    assert_int_equal(dm_relink_image("\x01\x02\x03\x04xxxx", &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "unknown image"));
+    /* link failure: the original is kept */
+    fake_fail_link = 1;
+    char ptx[] = ".version 9.0\n.target sm_90\n.address_size 64\n"
+                 ".extern .func (.param .b64 func_retval0) malloc (.param .b64 n);\n";
+    assert_int_equal(dm_relink_image(ptx, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "cuLinkComplete"));
+    fake_fail_link = 0;
+    /* no current context */
+    fake_no_ctx = 1;
+    assert_int_equal(dm_relink_image(b, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "no current context"));
+    fake_no_ctx = 0;
+    /* now the PTX text links */
+    assert_int_equal(dm_relink_image(ptx, &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_relink_and_cache),
+        cmocka_unit_test(test_pick_arch),
+        cmocka_unit_test(test_fallbacks),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
