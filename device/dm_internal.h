@@ -37,7 +37,7 @@ DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t of
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node);
 DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node);
 
-/* sizeclass.c */
+/* sizeclass.c (dm_classes_compute: layout.c, host only) */
 DM_FN int dm_class_of(uint64_t size, uint64_t align);
 DM_FN uint32_t dm_order_of(uint64_t bytes);
 void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]);

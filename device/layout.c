@@ -18,6 +18,27 @@
 
 #define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
+/* Slot geometry of every class (see sizeclass.c for the class sizes). */
+void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+    uint32_t size;
+    if (c == 0) size = 16;
+    else if (c == 1) size = 32;
+    else {
+      uint32_t k = 6 + (c - 2) / 2; /* c=2 -> 48 (3/4 of 64), c=3 -> 64 */
+      size = ((c - 2) % 2 == 0) ? (3u << (k - 2)) : (1u << k);
+    }
+    uint32_t nslots = (uint32_t)((DM_CHUNK_BYTES - DM_SLAB_DATA_OFF) / size);
+    uint32_t skips = 0;
+    for (uint32_t i = 0; i < nslots; i++)
+      if ((DM_SLAB_DATA_OFF + (uint64_t)i * size) % DM_DISPATCH_ALIGN == 0) skips++;
+    out[c].size = size;
+    out[c].nslots = nslots;
+    out[c].cap = nslots - skips;
+    out[c].pad = 0;
+  }
+}
+
 static uint32_t top_for(uint64_t pool) {
   uint64_t leaves = pool >> DM_LEAF_SHIFT;
   uint32_t top = 0;

@@ -36,23 +36,3 @@ DM_FN int dm_class_of(uint64_t size, uint64_t align) {
   if (!pow2_only && size <= (3ull << (k - 2))) idx--;
   return idx;
 }
-
-void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
-  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-    uint32_t size;
-    if (c == 0) size = 16;
-    else if (c == 1) size = 32;
-    else {
-      uint32_t k = 6 + (c - 2) / 2; /* c=2 -> 48 (3/4 of 64), c=3 -> 64 */
-      size = ((c - 2) % 2 == 0) ? (3u << (k - 2)) : (1u << k);
-    }
-    uint32_t nslots = (uint32_t)((DM_CHUNK_BYTES - DM_SLAB_DATA_OFF) / size);
-    uint32_t skips = 0;
-    for (uint32_t i = 0; i < nslots; i++)
-      if ((DM_SLAB_DATA_OFF + (uint64_t)i * size) % DM_DISPATCH_ALIGN == 0) skips++;
-    out[c].size = size;
-    out[c].nslots = nslots;
-    out[c].cap = nslots - skips;
-    out[c].pad = 0;
-  }
-}

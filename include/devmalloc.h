@@ -73,6 +73,13 @@ devmalloc_status_t devmalloc_heap_bind_library(devmalloc_heap_t *heap, CUlibrary
  * running kernels: counters of kernels still running may be partial). */
 devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *heap, devmalloc_stats_t *out);
 
+/* Check the heap's invariants on a copy of its metadata (the heap must be
+ * idle: no kernel using it running). DEVMALLOC_EINVAL when inconsistent, with
+ * the first violation in `why`. *whole (if not NULL) is set to 1 when every
+ * block is free and the pool is one piece again. */
+devmalloc_status_t devmalloc_heap_verify(devmalloc_heap_t *heap, int *whole, char *why,
+                                         size_t whylen);
+
 /* Device address of the heap descriptor value that bind writes. */
 CUdeviceptr devmalloc_heap_device_ptr(const devmalloc_heap_t *heap);
 size_t devmalloc_heap_bytes(const devmalloc_heap_t *heap);

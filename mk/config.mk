@@ -24,3 +24,14 @@ DEPS_CHECK = bash tools/setup-deps.sh --if-missing
 
 $(BUILD)/%/.dir:
 	@mkdir -p $(dir $@) && touch $@
+$(BUILD)/.dir:
+	@mkdir -p $(dir $@) && touch $@
+
+# Product names every part may refer to (defined here so include order does not matter).
+HOST_LIB       := $(BUILD)/libdevmalloc.a
+HOST_SO        := $(BUILD)/libdevmalloc.so
+DEVICE_LIB     := $(BUILD)/libdevmalloc_device.a
+DEVICE_LTO_LIB := $(BUILD)/libdevmalloc_device_lto.a
+DEVICE_PTX     := $(BUILD)/devmalloc.ptx
+NVCC_DLTO      := $(BUILD)/nvcc-dlto
+LTO_GENCODE    := $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=lto_$(a))

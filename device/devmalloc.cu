@@ -1,0 +1,204 @@
+/*
+ * devmalloc.cu — the device module: devmalloc's device malloc, free and
+ * __nv_aligned_device_malloc, with warp-level aggregation, over the allocator
+ * core (compiled here as one translation unit so that everything inlines).
+ *
+ * malloc: the lanes of a warp that ask for the same size class at once are
+ *   served together (XMalloc-style coalescing): one leader runs the two-stage
+ *   slab allocation for all of them — one semaphore operation, one pin, one
+ *   fetch-or per bitmap word — and the found slots are handed out by shuffle
+ *   (CoRW-style sharing). Large requests go to the buddy tree lane by lane.
+ * free: lanes freeing slots of the same bitmap word clear them with one
+ *   fetch-and; lanes freeing in the same chunk account for them with one
+ *   update of the chunk, its bin's semaphore and the counters.
+ * Arenas are per SM (%smid modulo the heap's arena count).
+ *
+ * The heap is reached through the descriptor `devmalloc_heap_desc`, a global
+ * of this device image that the host runtime writes (bind). With no heap
+ * bound, malloc returns NULL, counts the call in `devmalloc_unbound_calls`
+ * and prints one line per image (device printf, shown at the next
+ * synchronization).
+ *
+ * Locking: see slab.c and buddy.c; nothing here beyond warp intrinsics.
+ */
+#include <stdio.h>
+#include "dm_internal.h"
+#include "sem.c"
+#include "buddy.c"
+#include "sizeclass.c"
+#include "slab.c"
+#include "heap.c"
+#include "single.c"
+
+extern "C" {
+__device__ dm_heap_t *devmalloc_heap_desc;
+__device__ unsigned long long devmalloc_unbound_calls;
+}
+static __device__ unsigned int dm_unbound_reported;
+
+static __device__ __forceinline__ uint32_t lane_id(void) {
+  uint32_t l;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+
+/* Position of the n-th (0-based) set bit of x. */
+static __device__ __forceinline__ uint32_t nth_bit(uint64_t x, uint32_t n) {
+  uint32_t lo = (uint32_t)x, c = (uint32_t)__popc(lo);
+  if (n < c) return __fns(lo, 0, (int)n + 1);
+  return 32u + __fns((uint32_t)(x >> 32), 0, (int)(n - c) + 1);
+}
+
+static __device__ __noinline__ void *dm_unbound(void) {
+  atomicAdd(&devmalloc_unbound_calls, 1ull);
+  if (atomicCAS(&dm_unbound_reported, 0u, 1u) == 0u)
+    printf("devmalloc: no heap bound: device malloc returns NULL. Run the program under "
+           "libdevmalloc_preload.so (devmalloc run ./app) or call devmalloc_cuda_init().\n");
+  return 0;
+}
+
+static __device__ void *dm_warp_malloc(size_t size, size_t align) {
+  dm_heap_t *h = devmalloc_heap_desc;
+  if (!h) return dm_unbound();
+  if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
+  if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  int cls = dm_class_of(size, align);
+  uint32_t arena = dm_heap_arena(h);
+  if (cls < 0) return dm_heap_malloc_large(h, size, align, arena);
+
+  uint32_t grp = __match_any_sync(__activemask(), cls);
+  uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
+  uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u)), k = (uint32_t)__popc(grp);
+  uint32_t slot_size = h->classes[cls].size;
+  dm_resv_t rv;
+  if (lane == leader) dm_resv_init(&rv, arena, (uint32_t)cls);
+  char *res = 0;
+  uint32_t served = 0;
+  while (served < k) {
+    dm_grant_t g;
+    g.bits = 0;
+    g.chunk = 0;
+    g.word = 0;
+    if (lane == leader) g = dm_slab_grant(h, &rv, k - served);
+    uint64_t bits = __shfl_sync(grp, (unsigned long long)g.bits, (int)leader);
+    if (!bits) break;
+    char *chunk = (char *)__shfl_sync(grp, (unsigned long long)g.chunk, (int)leader);
+    uint32_t word = __shfl_sync(grp, g.word, (int)leader);
+    uint32_t n = (uint32_t)__popcll(bits);
+    if (rank >= served && rank < served + n) {
+      uint64_t slot = ((uint64_t)word << 6) + nth_bit(bits, rank - served);
+      res = chunk + DM_SLAB_DATA_OFF + slot * slot_size;
+    }
+    served += n;
+  }
+  if (lane == leader) {
+    if (served) dm_heap_note_slab(h, arena, (uint32_t)cls, served);
+    if (served < k) dm_heap_note_failure(h, arena, k - served);
+  }
+  return res;
+}
+
+static __device__ void dm_warp_free(void *p) {
+  if (!p) return;
+  dm_heap_t *h = devmalloc_heap_desc;
+  if (!h) return; /* nothing was allocated from a heap: nothing to free */
+  char *base = h->buddy.base;
+  uint64_t off = (uint64_t)((char *)p - base);
+  if ((char *)p < base || off >= h->buddy.pool_bytes) {
+    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+    return;
+  }
+  uint32_t arena = dm_heap_arena(h);
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+    dm_heap_free_large(h, off, arena);
+    return;
+  }
+  uint32_t chunk, word;
+  uint64_t bit;
+  if (dm_slab_locate(h, off, &chunk, &word, &bit) != DM_FREE_OK) {
+    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+    return;
+  }
+  uint32_t active = __activemask(), lane = lane_id();
+  /* Lanes of one bitmap word: one fetch-and clears all their bits. */
+  uint32_t wg = __match_any_sync(active, (unsigned long long)chunk * DM_CHUNK_WORDS + word);
+  uint32_t lo = __reduce_or_sync(wg, (uint32_t)bit), hi = __reduce_or_sync(wg, (uint32_t)(bit >> 32));
+  uint32_t wlead = (uint32_t)__ffs(wg) - 1u;
+  uint64_t cleared = 0;
+  if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, word, ((uint64_t)hi << 32) | lo);
+  cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
+  uint32_t same = __match_any_sync(wg, (unsigned long long)bit); /* same pointer twice */
+  int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
+  if (!ok) dm_heap_note_misuse(h, DM_FREE_DOUBLE);
+  /* Lanes of one chunk: one update of its count, semaphore and counters. */
+  uint32_t cg = __match_any_sync(active, chunk);
+  uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
+  if (lane == (uint32_t)__ffs(cg) - 1u && count) {
+    uint32_t size = h->classes[dm_chunk_class(h, chunk)].size;
+    dm_slab_free_commit(h, chunk, count);
+    dm_heap_note_free(h, arena, count, (uint64_t)count * size);
+  }
+}
+
+/* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would
+ * become host malloc/free stubs that replace libc's in the whole process. */
+#if defined(__CUDA_ARCH__)
+extern "C" __device__ void *malloc(size_t size) throw() { return dm_warp_malloc(size, DM_MIN_ALIGN); }
+extern "C" __device__ void free(void *p) throw() { dm_warp_free(p); }
+extern "C" __device__ void *__nv_aligned_device_malloc_impl(size_t size, size_t align) {
+  return dm_warp_malloc(size, align);
+}
+#endif
+
+/* ------------------------------------------------------------ host side ---
+ * devmalloc_cuda_init() (include/devmalloc_cuda.h): heap set-up for CUDA
+ * runtime programs relinked with devmalloc but not run under the shim. It is
+ * here, beside the descriptor, so that cudaMemcpyToSymbol can name it. The
+ * host runtime is referenced weakly: programs that never call this need no
+ * -ldevmalloc; a call without it returns cudaErrorNotSupported.
+ * Locking: one mutex around the per-device heap table. */
+#include <pthread.h>
+#include "devmalloc_cuda.h"
+
+extern "C" {
+__attribute__((weak)) devmalloc_status_t devmalloc_heap_create(CUcontext, size_t, devmalloc_heap_t **);
+__attribute__((weak)) CUdeviceptr devmalloc_heap_device_ptr(const devmalloc_heap_t *);
+__attribute__((weak)) devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *);
+}
+
+#define MAX_DEVICES 64
+static devmalloc_heap_t *heaps[MAX_DEVICES];
+static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
+
+extern "C" devmalloc_heap_t *devmalloc_cuda_heap(void) {
+  int dev;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= MAX_DEVICES) return NULL;
+  return heaps[dev];
+}
+
+extern "C" cudaError_t devmalloc_cuda_init(size_t heap_bytes) {
+  int dev;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  if (dev < 0 || dev >= MAX_DEVICES) return cudaErrorInvalidDevice;
+  if ((e = cudaFree(0)) != cudaSuccess) return e; /* make the primary context current */
+  pthread_mutex_lock(&heaps_lock);
+  if (!heaps[dev]) {
+    devmalloc_heap_t *h = NULL;
+    if (!devmalloc_heap_create) { /* weak: libdevmalloc not linked */
+      pthread_mutex_unlock(&heaps_lock);
+      return cudaErrorNotSupported;
+    }
+    devmalloc_status_t st = devmalloc_heap_create(NULL, heap_bytes, &h);
+    if (st == DEVMALLOC_OK) {
+      CUdeviceptr d = devmalloc_heap_device_ptr(h);
+      e = cudaMemcpyToSymbol(devmalloc_heap_desc, &d, sizeof d);
+      if (e == cudaSuccess) heaps[dev] = h;
+      else devmalloc_heap_destroy(h);
+    } else {
+      e = st == DEVMALLOC_ENOMEM ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
+    }
+  }
+  pthread_mutex_unlock(&heaps_lock);
+  return e;
+}

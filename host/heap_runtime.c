@@ -1,0 +1,236 @@
+/*
+ * heap_runtime.c — devmalloc's host runtime (include/devmalloc.h): creates a
+ * heap in a context's device memory, formats it (a memset plus a few small
+ * copies, see device/layout.c), binds it to modules and libraries by writing
+ * their `devmalloc_heap_desc` global, reads its counters, verifies it, and
+ * frees it.
+ *
+ * Error convention: devmalloc_status_t; CUDA failures map to
+ * DEVMALLOC_ECUDA (or ENOMEM for allocation failures) and leave nothing
+ * allocated behind.
+ * Locking: none of its own. Each call makes the heap's context current for
+ * its duration (push/pop), so any thread may call; a heap must not be used
+ * while another thread destroys it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "devmalloc.h"
+#include "dm_internal.h"
+
+#define POOL_ALIGN (2ull << 20)
+
+struct devmalloc_heap {
+  CUcontext ctx;
+  CUdeviceptr mem;      /* what cuMemAlloc returned */
+  CUdeviceptr base;     /* POOL_ALIGN-aligned start of the heap inside mem */
+  size_t bytes;
+  dm_layout_t layout;
+  dm_heap_t image;      /* the dm_heap_t as written to the device */
+  CUdeviceptr desc;     /* device address of that dm_heap_t */
+};
+
+const char *devmalloc_status_string(devmalloc_status_t st) {
+  switch (st) {
+  case DEVMALLOC_OK: return "success";
+  case DEVMALLOC_EINVAL: return "invalid argument";
+  case DEVMALLOC_ENOMEM: return "out of device memory";
+  case DEVMALLOC_ECUDA: return "CUDA driver call failed";
+  case DEVMALLOC_ENOTFOUND: return "module not linked with devmalloc";
+  }
+  return "unknown status";
+}
+
+static devmalloc_status_t push(CUcontext ctx) {
+  return cuCtxPushCurrent(ctx) == CUDA_SUCCESS ? DEVMALLOC_OK : DEVMALLOC_ECUDA;
+}
+static void pop(void) {
+  CUcontext dummy;
+  cuCtxPopCurrent(&dummy);
+}
+
+typedef struct {
+  CUdeviceptr base;
+  CUresult err;
+} dev_writer_t;
+
+static void write_device(void *ctx, uint64_t off, const void *src, uint64_t n) {
+  dev_writer_t *w = ctx;
+  if (w->err == CUDA_SUCCESS) w->err = cuMemcpyHtoD(w->base + off, src, n);
+}
+
+static uint32_t arena_count(void) {
+  CUdevice dev;
+  int sms = 0;
+  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
+      sms <= 0)
+    sms = 1;
+  return sms > (int)DM_MAX_ARENAS ? DM_MAX_ARENAS : (uint32_t)sms;
+}
+
+/* Device memory whose start is POOL_ALIGN-aligned (buddy blocks are aligned
+ * to their size up to that, and free() dispatches on 16 KiB alignment). */
+static CUresult alloc_aligned(size_t bytes, CUdeviceptr *mem, CUdeviceptr *base) {
+  CUresult r = cuMemAlloc(mem, bytes);
+  if (r == CUDA_SUCCESS && (*mem % POOL_ALIGN) == 0) {
+    *base = *mem;
+    return r;
+  }
+  if (r == CUDA_SUCCESS) cuMemFree(*mem);
+  r = cuMemAlloc(mem, bytes + POOL_ALIGN);
+  if (r == CUDA_SUCCESS) *base = (*mem + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
+  return r;
+}
+
+devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_heap_t **out) {
+  if (!out) return DEVMALLOC_EINVAL;
+  *out = NULL;
+  if (!ctx && (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)) return DEVMALLOC_EINVAL;
+  devmalloc_heap_t *h = calloc(1, sizeof *h);
+  if (!h) return DEVMALLOC_ENOMEM;
+  devmalloc_status_t st = push(ctx);
+  if (st != DEVMALLOC_OK) {
+    free(h);
+    return st;
+  }
+  h->ctx = ctx;
+  h->bytes = bytes;
+  if (dm_layout_compute(bytes, arena_count(), &h->layout) != 0) {
+    st = DEVMALLOC_EINVAL; /* too small to hold one chunk */
+    goto fail;
+  }
+  CUresult r = alloc_aligned(bytes, &h->mem, &h->base);
+  if (r != CUDA_SUCCESS) {
+    st = r == CUDA_ERROR_OUT_OF_MEMORY ? DEVMALLOC_ENOMEM : DEVMALLOC_ECUDA;
+    h->mem = 0;
+    goto fail;
+  }
+  uint64_t pool = h->layout.pool_bytes;
+  if (cuMemsetD8(h->base + pool, 0, bytes - pool) != CUDA_SUCCESS) {
+    st = DEVMALLOC_ECUDA;
+    goto fail;
+  }
+  dm_heap_build(&h->layout, h->base, bytes, &h->image);
+  dev_writer_t w = {h->base, CUDA_SUCCESS};
+  dm_heap_format(&h->layout, &h->image, write_device, &w);
+  if (w.err != CUDA_SUCCESS || cuCtxSynchronize() != CUDA_SUCCESS) {
+    st = DEVMALLOC_ECUDA;
+    goto fail;
+  }
+  h->desc = h->base + h->layout.heap_off;
+  pop();
+  *out = h;
+  return DEVMALLOC_OK;
+fail:
+  if (h->mem) cuMemFree(h->mem);
+  pop();
+  free(h);
+  return st;
+}
+
+static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdeviceptr addr,
+                                      size_t size) {
+  if (found == CUDA_ERROR_NOT_FOUND) return DEVMALLOC_ENOTFOUND;
+  if (found != CUDA_SUCCESS || size != sizeof(CUdeviceptr)) return DEVMALLOC_ECUDA;
+  return cuMemcpyHtoD(addr, &h->desc, sizeof h->desc) == CUDA_SUCCESS ? DEVMALLOC_OK
+                                                                        : DEVMALLOC_ECUDA;
+}
+
+devmalloc_status_t devmalloc_heap_bind_module(devmalloc_heap_t *h, CUmodule mod) {
+  if (!h || !mod) return DEVMALLOC_EINVAL;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  CUdeviceptr addr = 0;
+  size_t size = 0;
+  CUresult r = cuModuleGetGlobal(&addr, &size, mod, DEVMALLOC_DESC_SYMBOL);
+  st = bind_global(h, r, addr, size);
+  pop();
+  return st;
+}
+
+devmalloc_status_t devmalloc_heap_bind_library(devmalloc_heap_t *h, CUlibrary lib) {
+  if (!h || !lib) return DEVMALLOC_EINVAL;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  CUdeviceptr addr = 0;
+  size_t size = 0;
+  CUresult r = cuLibraryGetGlobal(&addr, &size, lib, DEVMALLOC_DESC_SYMBOL);
+  st = bind_global(h, r, addr, size);
+  pop();
+  return st;
+}
+
+/* Copy the metadata (everything after the pool) to the host and rebase a
+ * dm_heap_t onto the copy. The caller frees *copy. */
+static devmalloc_status_t fetch_metadata(const devmalloc_heap_t *h, void **copy, dm_heap_t *view) {
+  uint64_t pool = h->layout.pool_bytes, n = h->bytes - pool;
+  char *buf = malloc(n);
+  if (!buf) return DEVMALLOC_ENOMEM;
+  if (cuMemcpyDtoH(buf, h->base + pool, n) != CUDA_SUCCESS) {
+    free(buf);
+    return DEVMALLOC_ECUDA;
+  }
+  dm_heap_build(&h->layout, (uint64_t)(uintptr_t)buf - pool, h->bytes, view);
+  *copy = buf;
+  return DEVMALLOC_OK;
+}
+
+devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *h, devmalloc_stats_t *out) {
+  if (!h || !out) return DEVMALLOC_EINVAL;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  dm_layout_t *L = &h->layout;
+  size_t n = (size_t)(L->hstats_off + sizeof(dm_heap_stats_t) - L->astats_off);
+  char *buf = malloc(n);
+  if (!buf) st = DEVMALLOC_ENOMEM;
+  else if (cuMemcpyDtoH(buf, h->base + L->astats_off, n) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
+  else
+    dm_heap_read_stats(&h->image, (const dm_arena_stats_t *)buf,
+                       (const dm_heap_stats_t *)(buf + (L->hstats_off - L->astats_off)), out);
+  free(buf);
+  pop();
+  return st;
+}
+
+devmalloc_status_t devmalloc_heap_verify(devmalloc_heap_t *h, int *whole, char *why, size_t whylen) {
+  if (!h) return DEVMALLOC_EINVAL;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  void *copy = NULL;
+  dm_heap_t view;
+  st = fetch_metadata(h, &copy, &view);
+  if (st == DEVMALLOC_OK) {
+    if (dm_heap_check(&view, why, whylen) != 0) st = DEVMALLOC_EINVAL;
+    if (whole) *whole = dm_heap_is_whole(&view);
+  }
+  free(copy);
+  pop();
+  return st;
+}
+
+devmalloc_status_t devmalloc_module_unbound_calls(CUmodule mod, uint64_t *out) {
+  if (!mod || !out) return DEVMALLOC_EINVAL;
+  CUdeviceptr addr;
+  size_t size;
+  CUresult r = cuModuleGetGlobal(&addr, &size, mod, DEVMALLOC_UNBOUND_SYMBOL);
+  if (r == CUDA_ERROR_NOT_FOUND) return DEVMALLOC_ENOTFOUND;
+  if (r != CUDA_SUCCESS || size != sizeof *out) return DEVMALLOC_ECUDA;
+  return cuMemcpyDtoH(out, addr, sizeof *out) == CUDA_SUCCESS ? DEVMALLOC_OK : DEVMALLOC_ECUDA;
+}
+
+CUdeviceptr devmalloc_heap_device_ptr(const devmalloc_heap_t *h) { return h ? h->desc : 0; }
+size_t devmalloc_heap_bytes(const devmalloc_heap_t *h) { return h ? h->bytes : 0; }
+CUcontext devmalloc_heap_context(const devmalloc_heap_t *h) { return h ? h->ctx : NULL; }
+
+devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *h) {
+  if (!h) return DEVMALLOC_EINVAL;
+  devmalloc_status_t st = DEVMALLOC_OK;
+  if (push(h->ctx) == DEVMALLOC_OK) {
+    if (cuMemFree(h->mem) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
+    pop();
+  } else {
+    st = DEVMALLOC_ECUDA; /* context already gone: its memory went with it */
+  }
+  free(h);
+  return st;
+}

@@ -1,0 +1,30 @@
+/*
+ * stats_print.c — human-readable summary of devmalloc_stats_t.
+ * Locking: none.
+ */
+#include <stdio.h>
+#include "devmalloc.h"
+
+static double mib(uint64_t b) { return (double)b / 1048576.0; }
+
+void devmalloc_stats_print(const devmalloc_stats_t *s, void *file, const char *title) {
+  FILE *f = file ? (FILE *)file : stderr;
+  fprintf(f, "devmalloc stats%s%s: heap %.1f MiB (pool %.1f MiB)\n", title ? " " : "",
+          title ? title : "", mib(s->heap_bytes), mib(s->pool_bytes));
+  fprintf(f, "  allocations %llu, frees %llu, failures (NULL) %llu\n",
+          (unsigned long long)s->allocs, (unsigned long long)s->frees,
+          (unsigned long long)s->failures);
+  fprintf(f, "  double frees %llu, foreign frees %llu\n", (unsigned long long)s->double_frees,
+          (unsigned long long)s->foreign_frees);
+  fprintf(f, "  bytes in use %.3f MiB, peak footprint %.3f MiB, large blocks %llu\n",
+          mib(s->bytes_in_use), mib(s->peak_bytes), (unsigned long long)s->large_allocs);
+  fprintf(f, "  per size class:");
+  int any = 0;
+  for (int c = 0; c < DEVMALLOC_NUM_CLASSES; c++) {
+    if (!s->class_allocs[c]) continue;
+    fprintf(f, " %lluB:%llu", (unsigned long long)s->class_size[c],
+            (unsigned long long)s->class_allocs[c]);
+    any = 1;
+  }
+  fprintf(f, "%s\n", any ? "" : " none");
+}

@@ -1,0 +1,28 @@
+# mk/device.mk — the device module's products:
+#   build/libdevmalloc_device.a      relocatable device library (nvcc -rdc=true links)
+#   build/libdevmalloc_device_lto.a  LTO-IR for nvcc -dlto links
+#   build/devmalloc.ptx              PTX for load-time re-linking (the shim's JIT path)
+#   build/nvcc-dlto                  the nvcc to use for -dlto links (see tools/cuda-dlto-toolkit.sh)
+
+DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h device/sem.c device/buddy.c device/sizeclass.c \
+               device/slab.c device/heap.c device/single.c device/*.h include/devmalloc.h
+DEVICE_NVFLAGS := $(NVCC_FLAGS) -Idevice -rdc=true
+DEVICE_PTX_ARCH ?= 80
+
+$(BUILD)/device/devmalloc.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
+	$(NVCC) $(DEVICE_NVFLAGS) $(NVCC_GENCODE) -dc device/devmalloc.cu -o $@
+$(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
+	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
+
+$(DEVICE_LIB): $(BUILD)/device/devmalloc.o
+	rm -f $@; $(NVCC) -lib $^ -o $@
+$(DEVICE_LTO_LIB): $(BUILD)/device/devmalloc_lto.o
+	rm -f $@; $(NVCC) -lib $^ -o $@
+$(DEVICE_PTX): $(DEVICE_SRCS) | $(BUILD)/.dir
+	$(NVCC) $(DEVICE_NVFLAGS) -arch=compute_$(DEVICE_PTX_ARCH) -ptx device/devmalloc.cu -o $@
+
+$(BUILD)/nvcc-dlto: tools/cuda-dlto-toolkit.sh | $(BUILD)/.dir
+	printf '#!/bin/sh\nexec "%s" "$$@"\n' "$$(bash tools/cuda-dlto-toolkit.sh $(abspath $(BUILD))/cuda-dlto $(CUDA_HOME))" >$@
+	chmod +x $@
+
+LIBS += $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DEVICE_PTX) $(BUILD)/nvcc-dlto

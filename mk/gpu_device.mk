@@ -1,0 +1,14 @@
+# mk/gpu_device.mk — the device module's GPU test programs (built here, run on
+# a GPU machine by tests/gpu/cases/1*_device_*.sh).
+
+GPU_PROG_DIR := $(BUILD)/gpu
+DM_RELINK_LIBS := $(DEVICE_LIB) $(HOST_LIB) -lcuda
+
+$(GPU_PROG_DIR)/dm_suite: tests/gpu/progs/dm_suite.cu $(DEVICE_LIB) $(HOST_LIB) | $(GPU_PROG_DIR)/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DM_RELINK_LIBS) -o $@
+$(GPU_PROG_DIR)/dm_unbound: tests/gpu/progs/dm_unbound.cu $(DEVICE_LIB) | $(GPU_PROG_DIR)/.dir
+	$(NVCC) -O2 $(NVCC_GENCODE) -rdc=true $< $(DEVICE_LIB) -o $@
+$(GPU_PROG_DIR)/dm_lto: tests/gpu/progs/dm_lto.cu $(DEVICE_LTO_LIB) $(HOST_LIB) $(BUILD)/nvcc-dlto | $(GPU_PROG_DIR)/.dir
+	$(BUILD)/nvcc-dlto -O2 -std=c++17 -Iinclude -arch=sm_90 -dlto -rdc=true $< $(DEVICE_LTO_LIB) $(HOST_LIB) -lcuda -o $@
+
+GPU_BINS += $(GPU_PROG_DIR)/dm_suite $(GPU_PROG_DIR)/dm_unbound $(GPU_PROG_DIR)/dm_lto

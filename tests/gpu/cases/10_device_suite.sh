@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The device module on the GPU: sizes 1 B .. 1 GiB x 1 .. 1M threads, aligned
+# entry, mixed/divergent/cross-kernel/new-delete, exhaustion, misuse, stats.
+set -u
+B=${BUILD:-build}/gpu
+"$B/dm_suite"

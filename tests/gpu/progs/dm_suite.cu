@@ -1,0 +1,367 @@
+/*
+ * dm_suite.cu — the device module's GPU tests (issue: device malloc/free on
+ * the GPU). A program relinked with devmalloc (-rdc), heap from
+ * devmalloc_cuda_init(). Prints PASS/FAIL lines (tests/gpu/run.sh format).
+ *   dm_suite [--quick]    --quick: reduced sizes (for compute-sanitizer)
+ */
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cstdint>
+#include <vector>
+#include "devmalloc_cuda.h"
+
+static bool quick = false;
+static int failures = 0;
+static devmalloc_heap_t *heap;
+static size_t heap_bytes;
+
+#define CK(x)                                                                          \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      printf("FAIL cuda: %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+static void report(bool ok, const char *name, const char *fmt = "", ...) {
+  char detail[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, detail[0] ? ": " : "", detail);
+  if (!ok) failures++;
+  fflush(stdout);
+}
+
+static devmalloc_stats_t stats() {
+  devmalloc_stats_t s;
+  CK(cudaDeviceSynchronize());
+  devmalloc_heap_stats(heap, &s);
+  return s;
+}
+
+static bool heap_whole(char *why, size_t n) {
+  int whole = 0;
+  CK(cudaDeviceSynchronize());
+  devmalloc_status_t st = devmalloc_heap_verify(heap, &whole, why, n);
+  if (st != DEVMALLOC_OK) return false;
+  if (!whole) snprintf(why, n, "heap not whole after freeing everything");
+  return whole;
+}
+
+/* ------------------------------------------------------------ kernels --- */
+__global__ void k_alloc(void **ptrs, size_t n, size_t size) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) ptrs[i] = malloc(size);
+}
+__global__ void k_alloc_aligned(void **ptrs, size_t n, size_t size, size_t align) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) ptrs[i] = __nv_aligned_device_malloc(size, align);
+}
+__global__ void k_free(void **ptrs, size_t n) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) free(ptrs[i]);
+}
+/* Check placement and alignment; count NULLs and misplaced blocks. */
+__global__ void k_check(void **ptrs, size_t n, uintptr_t lo, uintptr_t hi, size_t size,
+                        size_t align, unsigned long long *nulls, unsigned long long *bad) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  uintptr_t p = (uintptr_t)ptrs[i];
+  if (!p) atomicAdd(nulls, 1ull);
+  else if (p < lo || p + size > hi || p % align) atomicAdd(bad, 1ull);
+}
+/* Fill (mode 0) or verify (mode 1) every block's every byte group: word j of
+ * block i holds i * 2654435761 + j. Blocks smaller than 8 B use bytes. */
+__global__ void k_pattern(void **ptrs, size_t n, size_t size, int mode, unsigned long long *bad) {
+  size_t words = size / 8, per = words ? words : size;
+  size_t total = n * per;
+  for (size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x; t < total;
+       t += (size_t)gridDim.x * blockDim.x) {
+    size_t i = t / per, j = t % per;
+    char *p = (char *)ptrs[i];
+    if (!p) continue;
+    uint64_t v = i * 2654435761ull + j;
+    if (words) {
+      uint64_t *w = (uint64_t *)p + j;
+      if (mode == 0) *w = v;
+      else if (*w != v) atomicAdd(bad, 1ull);
+    } else {
+      if (mode == 0) p[j] = (char)v;
+      else if (p[j] != (char)v) atomicAdd(bad, 1ull);
+    }
+  }
+}
+
+static unsigned long long *counters; /* managed: [0] nulls [1] bad */
+
+static unsigned blocks_for(size_t n, unsigned tpb = 256) { return (unsigned)((n + tpb - 1) / tpb); }
+
+/* Allocate n blocks of `size` (aligned entry if align > 0), check, pattern,
+ * verify, free, allocate again (reuse), free. */
+static void run_size(size_t size, size_t n, size_t align) {
+  void **ptrs;
+  CK(cudaMalloc(&ptrs, n * sizeof(void *)));
+  counters[0] = counters[1] = 0;
+  if (align) k_alloc_aligned<<<blocks_for(n), 256>>>(ptrs, n, size, align);
+  else k_alloc<<<blocks_for(n), 256>>>(ptrs, n, size);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  uintptr_t lo = (uintptr_t)0, hi = UINTPTR_MAX;
+  k_check<<<blocks_for(n), 256>>>(ptrs, n, lo, hi, size, align > 16 ? align : 16, &counters[0],
+                                   &counters[1]);
+  CK(cudaDeviceSynchronize());
+  unsigned long long nulls = counters[0], misplaced = counters[1];
+  counters[1] = 0;
+  k_pattern<<<4096, 256>>>(ptrs, n, size, 0, &counters[1]);
+  k_pattern<<<4096, 256>>>(ptrs, n, size, 1, &counters[1]);
+  CK(cudaDeviceSynchronize());
+  unsigned long long corrupt = counters[1];
+  k_free<<<blocks_for(n), 256>>>(ptrs, n);
+  CK(cudaDeviceSynchronize());
+  counters[0] = 0;
+  k_alloc<<<blocks_for(n), 256>>>(ptrs, n, size);
+  k_check<<<blocks_for(n), 256>>>(ptrs, n, lo, hi, size, 16, &counters[0], &counters[1]);
+  k_free<<<blocks_for(n), 256>>>(ptrs, n);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  unsigned long long nulls2 = counters[0];
+  CK(cudaFree(ptrs));
+  char name[96];
+  snprintf(name, sizeof name, "size_%zuB_x%zu%s%zu", size, n, align ? "_align" : "", align);
+  report(nulls == 0 && misplaced == 0 && corrupt == 0 && nulls2 == 0, name,
+         "nulls %llu misplaced/misaligned %llu overlapping/corrupt words %llu nulls-after-reuse %llu",
+         nulls, misplaced, corrupt, nulls2);
+}
+
+static void test_sizes() {
+  size_t sizes[] = {1, 8, 16, 17, 24, 31, 48, 64, 100, 128, 256, 500, 1024, 2000, 3000, 4096, 5000,
+                    8192, 9000, 16384, 65536, 100000, 1u << 20, 3u << 20, 16u << 20, 256u << 20,
+                    1u << 30};
+  size_t threads[] = {1, 32, 1000, 65536, 1u << 20};
+  for (size_t s : sizes) {
+    for (size_t n : threads) {
+      if (quick && (n > 4096 || s > (1u << 20))) continue;
+      if ((double)n * s > heap_bytes / 2) continue;
+      run_size(s, n, 0);
+    }
+  }
+  size_t aligns[] = {32, 64, 256, 1024, 4096, 65536};
+  for (size_t a : aligns)
+    for (size_t s : {(size_t)1, (size_t)40, (size_t)3000, (size_t)70000}) run_size(s, quick ? 256 : 10000, a);
+}
+
+/* Mixed sizes, divergent lanes, cross-kernel free, new/delete. */
+__device__ uint32_t hash32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16;
+  return x;
+}
+__global__ void k_mixed(void **ptrs, size_t *sizes, size_t n, int divergent) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  uint32_t h = hash32((uint32_t)i);
+  ptrs[i] = 0;
+  sizes[i] = 16 + h % 4081;
+  if (divergent && (h >> 20) % 2) return; /* a random half of the lanes */
+  ptrs[i] = malloc(sizes[i]);
+}
+__global__ void k_mixed_fill(void **ptrs, size_t *sizes, size_t n, int mode, unsigned long long *bad) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i >= n || !ptrs[i]) return;
+  unsigned char *p = (unsigned char *)ptrs[i];
+  for (size_t j = 0; j < sizes[i]; j += 61) {
+    unsigned char v = (unsigned char)(i * 31 + j);
+    if (mode == 0) p[j] = v;
+    else if (p[j] != v) atomicAdd(bad, 1ull);
+  }
+  unsigned char v = (unsigned char)(i * 7);
+  if (mode == 0) p[sizes[i] - 1] = v;
+  else if (p[sizes[i] - 1] != v) atomicAdd(bad, 1ull);
+}
+struct Node {
+  int v;
+  Node *next;
+};
+__global__ void k_new_delete(unsigned long long *bad, int n) {
+  Node *head = nullptr;
+  for (int i = 0; i < n; i++) {
+    Node *x = new Node{i, head};
+    if (!x) { atomicAdd(bad, 1ull); return; }
+    head = x;
+  }
+  int expect = n - 1;
+  while (head) {
+    if (head->v != expect--) atomicAdd(bad, 1ull);
+    Node *nx = head->next;
+    delete head;
+    head = nx;
+  }
+  int *arr = new int[1000];
+  if (!arr) atomicAdd(bad, 1ull);
+  else delete[] arr;
+}
+
+static void test_mixed(int divergent) {
+  size_t n = quick ? 4096 : (1u << 20);
+  void **ptrs;
+  size_t *sizes;
+  CK(cudaMalloc(&ptrs, n * sizeof(void *)));
+  CK(cudaMalloc(&sizes, n * sizeof(size_t)));
+  counters[1] = 0;
+  k_mixed<<<blocks_for(n), 256>>>(ptrs, sizes, n, divergent);
+  k_mixed_fill<<<blocks_for(n), 256>>>(ptrs, sizes, n, 0, &counters[1]);
+  k_mixed_fill<<<blocks_for(n), 256>>>(ptrs, sizes, n, 1, &counters[1]);
+  std::vector<void *> host(n);
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(host.data(), ptrs, n * sizeof(void *), cudaMemcpyDeviceToHost));
+  size_t got = 0;
+  for (void *p : host) got += p != nullptr;
+  k_free<<<blocks_for(n), 256>>>(ptrs, n); /* freed by another kernel */
+  CK(cudaDeviceSynchronize());
+  size_t want = divergent ? n * 4 / 10 : n; /* about half of the lanes */
+  report(counters[1] == 0 && got >= want && got <= n,
+         divergent ? "warp_divergent_half_lanes" : "mixed_sizes_16_4096_cross_kernel_free",
+         "%zu of %zu threads allocated, corrupt %llu", got, n, counters[1]);
+  CK(cudaFree(ptrs));
+  CK(cudaFree(sizes));
+}
+
+static void test_new_delete() {
+  counters[1] = 0;
+  k_new_delete<<<quick ? 4 : 256, 128>>>(&counters[1], 50);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  report(counters[1] == 0, "device_new_delete", "errors %llu", counters[1]);
+}
+
+/* Exhaustion: every thread allocates until NULL; then everything is freed. */
+__global__ void k_exhaust(void **slots, unsigned long long cap, unsigned long long *next, size_t size) {
+  for (;;) {
+    void *p = malloc(size);
+    if (!p) return;
+    unsigned long long i = atomicAdd(next, 1ull);
+    if (i >= cap) { free(p); return; }
+    slots[i] = p;
+  }
+}
+
+static void test_exhaustion(size_t size, size_t threads) {
+  unsigned long long cap = heap_bytes / size + 1024;
+  void **slots;
+  CK(cudaMalloc(&slots, cap * sizeof(void *)));
+  counters[0] = 0;
+  devmalloc_stats_t before = stats();
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaEventRecord(a);
+  k_exhaust<<<blocks_for(threads), 256>>>(slots, cap, &counters[0], size);
+  cudaEventRecord(b);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize()); /* it ended: it did not hang */
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  unsigned long long got = counters[0] < cap ? counters[0] : cap;
+  devmalloc_stats_t mid = stats();
+  k_free<<<blocks_for(got), 256>>>(slots, got);
+  CK(cudaDeviceSynchronize());
+  char why[200] = "";
+  bool whole = heap_whole(why, sizeof why);
+  double util = (double)got * size / heap_bytes;
+  char name[64];
+  snprintf(name, sizeof name, "exhaustion_%zuB", size);
+  report(whole && got < cap && mid.failures > before.failures && util >= 0.85, name,
+         "%llu blocks, utilization %.1f%% of the heap, ended in %.1f ms, whole after free: %s %s", got,
+         100 * util, ms, whole ? "yes" : "no", why);
+  CK(cudaFree(slots));
+}
+
+/* Double free and foreign free are detected, counted, and harmless. */
+__device__ int some_global;
+__global__ void k_misuse(void *foreign_dev) {
+  void *p = malloc(64);
+  free(p);
+  free(p); /* double free (slab) */
+  void *q = malloc(100000);
+  free(q);
+  free(q); /* double free (large) */
+  int local;
+  free(&some_global); /* foreign */
+  free(foreign_dev);  /* foreign: cudaMalloc memory */
+  char *r = (char *)malloc(256);
+  free(r + 16); /* inside a block: foreign */
+  free(r);
+  (void)local;
+}
+__global__ void k_warp_double_free(void) {
+  __shared__ void *p;
+  if (threadIdx.x == 0) p = malloc(32);
+  __syncthreads();
+  free(p); /* 32 lanes free the same pointer at once: one free, 31 double */
+}
+
+static void test_misuse() {
+  devmalloc_stats_t a = stats();
+  void *foreign;
+  CK(cudaMalloc(&foreign, 4096));
+  k_misuse<<<1, 1>>>(foreign);
+  CK(cudaGetLastError());
+  k_warp_double_free<<<1, 32>>>();
+  CK(cudaGetLastError());
+  devmalloc_stats_t b = stats();
+  char why[200] = "";
+  int whole = 0;
+  devmalloc_status_t st = devmalloc_heap_verify(heap, &whole, why, sizeof why);
+  run_size(64, 1000, 0); /* still usable */
+  unsigned long long dbl = b.double_frees - a.double_frees, fgn = b.foreign_frees - a.foreign_frees;
+  report(st == DEVMALLOC_OK && dbl == 2 + 31 && fgn == 3, "double_and_foreign_free_detected",
+         "double %llu (want 33) foreign %llu (want 3) invariants %s %s", dbl, fgn,
+         st == DEVMALLOC_OK ? "ok" : "BROKEN", why);
+  CK(cudaFree(foreign));
+}
+
+static void test_stats_and_whole() {
+  devmalloc_stats_t s = stats();
+  char why[200] = "";
+  int whole = 0;
+  devmalloc_status_t st = devmalloc_heap_verify(heap, &whole, why, sizeof why);
+  report(st == DEVMALLOC_OK && whole && s.allocs > 0 && s.allocs == s.frees && s.bytes_in_use == 0,
+         "stats_balance_and_invariants",
+         "allocs %llu frees %llu failures %llu in use %llu B, invariants %s %s",
+         (unsigned long long)s.allocs, (unsigned long long)s.frees, (unsigned long long)s.failures,
+         (unsigned long long)s.bytes_in_use, st == DEVMALLOC_OK ? "ok" : "BROKEN", why);
+  devmalloc_stats_print(&s, stdout, "(dm_suite)");
+}
+
+int main(int argc, char **argv) {
+  quick = argc > 1 && !strcmp(argv[1], "--quick");
+  heap_bytes = quick ? (256ull << 20) : (4ull << 30);
+  cudaEvent_t a, b;
+  CK(cudaFree(0));
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaEventRecord(a);
+  cudaError_t e = devmalloc_cuda_init(heap_bytes);
+  cudaEventRecord(b);
+  cudaEventSynchronize(b);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  report(e == cudaSuccess, "heap_init", "%zu MiB in %.2f ms", heap_bytes >> 20, ms);
+  if (e != cudaSuccess) return 1;
+  heap = devmalloc_cuda_heap();
+  CK(cudaMallocManaged(&counters, 4 * sizeof *counters));
+  test_sizes();
+  test_mixed(0);
+  test_mixed(1);
+  test_new_delete();
+  test_misuse();
+  test_exhaustion(4096, quick ? 1024 : 1u << 20);
+  test_exhaustion(1u << 20, 1024);
+  if (!quick) test_exhaustion(16, 1u << 20);
+  test_stats_and_whole();
+  return failures ? 1 : 0;
+}
