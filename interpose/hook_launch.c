@@ -1,0 +1,29 @@
+/*
+ * hook_launch.c — kernel launch hooks: make sure the kernel's module is bound
+ * in the launch's context (bind.c), then launch exactly as asked.
+ *
+ * Locking: none here (bind.c).
+ */
+#include "shim.h"
+
+CUresult dm_h_launch_kernel(dm_pfn_cuLaunchKernel real, CUfunction f, unsigned int gx,
+                            unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shmem,
+                            CUstream s, void **params, void **extra) {
+  dm_prepare_launch(f, s);
+  return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+}
+
+CUresult dm_h_launch_kernel_ex(dm_pfn_cuLaunchKernelEx real, const CUlaunchConfig *config,
+                               CUfunction f, void **params, void **extra) {
+  dm_prepare_launch(f, config ? config->hStream : NULL);
+  return real(config, f, params, extra);
+}
+
+CUresult dm_h_launch_coop(dm_pfn_cuLaunchCooperativeKernel real, CUfunction f,
+                          unsigned int gx, unsigned int gy, unsigned int gz,
+                          unsigned int bx, unsigned int by, unsigned int bz,
+                          unsigned int shmem, CUstream s, void **params) {
+  dm_prepare_launch(f, s);
+  return real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+}

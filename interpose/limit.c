@@ -1,0 +1,45 @@
+/*
+ * limit.c — the per-context CU_LIMIT_MALLOC_HEAP_SIZE state machine (pure).
+ *
+ *   before the context's devmalloc heap exists:
+ *     set(v)  -> RECORD: remember v (the heap will have v bytes unless
+ *                DEVMALLOC_HEAP_SIZE overrides); the hook also passes v to
+ *                the stock driver so modules without devmalloc see it too
+ *   after the heap exists (first launch of a devmalloc kernel):
+ *     set(v == heap size) -> NOOP (success)
+ *     set(other)          -> REJECT (CUDA_ERROR_INVALID_VALUE), as the
+ *                            stock driver does after a malloc-using launch:
+ *                            the heap cannot move under live pointers
+ *   report: heap size if created; else DEVMALLOC_HEAP_SIZE if set; else the
+ *     application's value if set; else the devmalloc default if any module
+ *     with devmalloc was seen; else 0 = "ask the driver" (stock value).
+ *   heap bytes: DEVMALLOC_HEAP_SIZE, else the application's value, else
+ *     256 MiB; at least 1 MiB.
+ *
+ * Locking: none; callers (ctxtab.c) hold the context table lock.
+ */
+#include "shim.h"
+
+dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value) {
+  if (l->heap_created) return value == l->heap_bytes ? DM_LIMIT_NOOP : DM_LIMIT_REJECT;
+  l->app_set = 1;
+  l->app_value = value;
+  return DM_LIMIT_RECORD;
+}
+
+size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,
+                           uint64_t free_bytes) {
+  size_t b = 0;
+  if (env && env->kind != DM_SIZE_UNSET) b = (size_t)dm_size_resolve(env, free_bytes);
+  else if (l->app_set) b = l->app_value;
+  else b = DM_DEFAULT_HEAP_BYTES;
+  return b < DM_MIN_HEAP_BYTES ? DM_MIN_HEAP_BYTES : b;
+}
+
+size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env,
+                       uint64_t free_bytes, int devmalloc_seen) {
+  if (l->heap_created) return l->heap_bytes;
+  if ((env && env->kind != DM_SIZE_UNSET) || l->app_set || devmalloc_seen)
+    return dm_limit_heap_bytes(l, env, free_bytes);
+  return 0;
+}
