@@ -47,7 +47,7 @@ CHECK_BINS += $(POOL_TEST_BINS) $(BUILD)/pool/test_pool_threads_tsan
 POOL_NVCC_FLAGS := $(NVCC_FLAGS) -Ihost -Iinterpose $(NVCC_GENCODE)
 
 $(BUILD)/pool/pool_app: tests/gpu/progs/pool_app.cu | $(BUILD)/pool/.dir
-	$(NVCC) $(POOL_NVCC_FLAGS) $< -o $@ -lpthread
+	$(NVCC) $(POOL_NVCC_FLAGS) $< -o $@ $(LDCUDA) -lpthread
 
 $(BUILD)/pool/pool_bench: bench/pool_bench.cu $(POOL_LIB) | $(BUILD)/pool/.dir
 	$(NVCC) $(POOL_NVCC_FLAGS) $< -o $@ $(POOL_LIB) $(LDCUDA) -ldl -lpthread
