@@ -12,14 +12,13 @@
  *              load-time scan could not tell; create the context's heap if
  *              needed; bind; remember the verdict.
  *
- * Stream capture: the slow path switches the thread's capture mode to
- * relaxed (cuThreadExchangeStreamCaptureMode) and pushes the target context,
- * so heap creation (cuMemAlloc) and binding are legal while this or another
- * thread captures. They never enqueue work on the application's streams: the
- * host runtime must use its own non-blocking stream and synchronize on it
- * (see docs/shim.md). A kernel captured into a graph therefore runs with the
- * heap bound at capture time; graphs built node by node are bound at
- * instantiation (graphs.c).
+ * Stream capture: a launch into a capturing stream is not bound then (its
+ * kernel only runs once the graph is instantiated and launched): the
+ * instantiation hook binds it (graphs.c), outside the capture. The slow path
+ * also switches the thread's capture mode to relaxed
+ * (cuThreadExchangeStreamCaptureMode) and pushes the target context, so heap
+ * creation stays legal while another thread captures in global mode (see
+ * docs/shim.md for what the host runtime must then avoid).
  *
  * Locking: slow paths hold the owner lock (owners.c) for their whole length,
  * so at most one thread binds at a time; heap creation takes the context
@@ -140,17 +139,34 @@ static void slow_path(const void *f, CUcontext ctx) {
   } else {
     dm_log(DM_LOG_DEBUG, "kernel %p: owner unknown; launched unchanged", f);
   }
-  dm_cache_put(f, ctx, v, handle);
+  dm_lcache_put(f, ctx, v, handle);
   scope_leave(&s);
 }
 
 void dm_prepare_in_ctx(const void *f, CUcontext ctx) {
   dm_verdict_t v;
-  if (!f || !ctx || dm_cache_get(f, ctx, &v)) return;
+  if (!f || !ctx || dm_lcache_get(f, ctx, &v)) return;
   slow_path(f, ctx);
+}
+
+/* A launch into a capturing stream does not run now: binding waits for the
+ * graph's instantiation (graphs.c), which happens outside the capture, so
+ * no synchronous driver call is ever made while the stream captures. */
+static int capturing(CUstream s) {
+  CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!s || s == CU_STREAM_LEGACY) return 0;   /* the legacy stream is never captured */
+  return dm_drv.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS &&
+         st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 void dm_prepare_launch(CUfunction f, CUstream hStream) {
   if (!dm_candidates()) return;
-  dm_prepare_in_ctx(f, dm_stream_ctx(hStream));
+  CUcontext ctx = dm_stream_ctx(hStream);
+  dm_verdict_t v;
+  if (!f || !ctx || dm_lcache_get(f, ctx, &v)) return;
+  if (capturing(hStream)) {
+    dm_log(DM_LOG_DEBUG, "kernel %p launched into a capturing stream: bound at instantiation", (void *)f);
+    return;
+  }
+  slow_path(f, ctx);
 }

@@ -64,6 +64,7 @@ static void init_driver(void) {
 #include "driver.def"
 #undef DM_DRV
   if (dm_fwd_resolve) dm_fwd_resolve(dm_real_dlsym, g_handle);
+  dm_glue_init();
 }
 
 static int g_used;

@@ -30,7 +30,8 @@ CUresult dm_h_graph_instantiate_params(dm_pfn_cuGraphInstantiateWithParams real,
 }
 
 CUresult dm_h_graph_launch(dm_pfn_cuGraphLaunch real, CUgraphExec exec, CUstream s) {
-  dm_graph_exec_launch(exec, s);
+  int ptsz = real == (dm_pfn_cuGraphLaunch)dm_real(DM_ID_cuGraphLaunch_ptsz);
+  dm_graph_exec_launch(exec, !s && ptsz ? CU_STREAM_PER_THREAD : s);
   return real(exec, s);
 }
 

@@ -141,9 +141,13 @@ int dm_parse_pool(const char *s, dm_opt_pool_t *out) {
   char b[64];
   uint64_t v;
   if (!s || trimmed(s, b, sizeof b)) return -1;
-  if (!strcasecmp(b, "off") || !strcmp(b, "0")) *out = (dm_opt_pool_t){DM_POOL_OFF, 0};
-  else if (!strcasecmp(b, "auto")) *out = (dm_opt_pool_t){DM_POOL_AUTO, 0};
-  else if (!dm_parse_bytes(b, &v)) *out = (dm_opt_pool_t){DM_POOL_BYTES, v};
+  dm_opt_bool_t yn;
+  if (!strcasecmp(b, "auto")) *out = (dm_opt_pool_t){DM_OPT_POOL_AUTO, 0};
+  else if (!strcmp(b, "0") || (!dm_parse_bool(b, &yn) && !yn))
+    *out = (dm_opt_pool_t){DM_OPT_POOL_OFF, 0};
+  else if (!strcmp(b, "1") || (!dm_parse_bool(b, &yn) && yn))
+    *out = (dm_opt_pool_t){DM_OPT_POOL_AUTO, 0};
+  else if (!dm_parse_bytes(b, &v)) *out = (dm_opt_pool_t){DM_OPT_POOL_BYTES, v};
   else return -1;
   return 0;
 }

@@ -24,8 +24,8 @@ typedef int dm_opt_bool_t;
 typedef int dm_opt_level_t;
 typedef const char *dm_opt_path_t;          /* NULL when unset */
 typedef enum { DM_JIT_AUTO = 0, DM_JIT_OFF, DM_JIT_FORCE } dm_opt_jit_t;
-typedef enum { DM_POOL_OFF = 0, DM_POOL_AUTO, DM_POOL_BYTES } dm_pool_mode_t;
-typedef struct { dm_pool_mode_t mode; uint64_t bytes; } dm_opt_pool_t;
+typedef enum { DM_OPT_POOL_OFF = 0, DM_OPT_POOL_AUTO, DM_OPT_POOL_BYTES } dm_opt_pool_mode_t;
+typedef struct { dm_opt_pool_mode_t mode; uint64_t bytes; } dm_opt_pool_t;
 
 typedef struct dm_options {
 #define DM_OPTION(type, field, env, def, doc) dm_opt_##type##_t field;

@@ -37,7 +37,7 @@ static dm_centry_t *slot(dm_centry_t *tab, size_t cap, const void *f, CUcontext 
   return &tab[i];
 }
 
-int dm_cache_get(const void *f, CUcontext ctx, dm_verdict_t *v) {
+int dm_lcache_get(const void *f, CUcontext ctx, dm_verdict_t *v) {
   int hit = 0;
   pthread_rwlock_rdlock(&g_clock);
   if (g_tab) {
@@ -64,7 +64,7 @@ static int rehash(size_t cap, int (*keep)(const dm_centry_t *, const void *), co
   return 0;
 }
 
-void dm_cache_put(const void *f, CUcontext ctx, dm_verdict_t v, const void *owner) {
+void dm_lcache_put(const void *f, CUcontext ctx, dm_verdict_t v, const void *owner) {
   if (!f) return;
   pthread_rwlock_wrlock(&g_clock);
   if (!g_tab) {
@@ -83,19 +83,19 @@ void dm_cache_put(const void *f, CUcontext ctx, dm_verdict_t v, const void *owne
 static int not_ctx(const dm_centry_t *e, const void *ctx) { return e->ctx != ctx; }
 static int not_owner(const dm_centry_t *e, const void *o) { return e->owner != o; }
 
-void dm_cache_purge_ctx(CUcontext ctx) {
+void dm_lcache_purge_ctx(CUcontext ctx) {
   pthread_rwlock_wrlock(&g_clock);
   if (g_tab) rehash(g_cap, not_ctx, ctx);
   pthread_rwlock_unlock(&g_clock);
 }
 
-void dm_cache_purge_owner(const void *owner) {
+void dm_lcache_purge_owner(const void *owner) {
   pthread_rwlock_wrlock(&g_clock);
   if (g_tab) rehash(g_cap, not_owner, owner);
   pthread_rwlock_unlock(&g_clock);
 }
 
-void dm_cache_clear(void) {
+void dm_lcache_clear(void) {
   pthread_rwlock_wrlock(&g_clock);
   free(g_tab);
   g_tab = NULL;
@@ -103,7 +103,7 @@ void dm_cache_clear(void) {
   pthread_rwlock_unlock(&g_clock);
 }
 
-size_t dm_cache_size(void) {
+size_t dm_lcache_size(void) {
   pthread_rwlock_rdlock(&g_clock);
   size_t n = g_used;
   pthread_rwlock_unlock(&g_clock);
@@ -151,7 +151,7 @@ dm_owner_t *dm_owner_get(dm_owner_kind_t kind, const void *handle, int create) {
 
 static void drop(size_t i) {
   dm_owner_t *o = g_owners[i];
-  dm_cache_purge_owner(o->handle);
+  dm_lcache_purge_owner(o->handle);
   free(o->bound);
   free(o);
   g_owners[i] = g_owners[--g_nowners];
@@ -160,7 +160,7 @@ static void drop(size_t i) {
 void dm_owner_remove(const void *handle) {
   for (size_t i = 0; i < g_nowners; i++)
     if (g_owners[i]->handle == handle) { drop(i); return; }
-  dm_cache_purge_owner(handle);
+  dm_lcache_purge_owner(handle);
 }
 
 void dm_owner_forget_ctx(CUcontext ctx) {
@@ -175,7 +175,7 @@ void dm_owner_forget_ctx(CUcontext ctx) {
     if (o->kind == DM_OWNER_MODULE && (!o->loaded || o->ctx == ctx)) { drop(i); continue; }
     i++;
   }
-  dm_cache_purge_ctx(ctx);
+  dm_lcache_purge_ctx(ctx);
 }
 
 void dm_owner_forget_derived(void) {
@@ -221,5 +221,5 @@ size_t dm_owner_count(void) { return g_nowners; }
 
 void dm_owners_reset_for_tests(void) {
   while (g_nowners) drop(0);
-  dm_cache_clear();
+  dm_lcache_clear();
 }

@@ -80,6 +80,10 @@ const char *dm_cu_err(CUresult r);
 /* Name of the exported symbol at exactly `addr`, or NULL. */
 const char *dm_driver_export_name(const void *addr);
 
+/* ---- glue.c : optional parts (re-link, host pool) ------------------------ */
+void dm_glue_init(void);                 /* once, from dm_driver_init */
+void dm_glue_forget_ctx(CUcontext ctx);  /* the context is going away */
+
 /* ---- dlsym.c : dlsym interposition ---------------------------------------- */
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *dm_real_dlsym(void *handle, const char *name);
@@ -170,12 +174,12 @@ void dm_ctx_reset_for_tests(void);
 typedef enum { DM_OWNER_MODULE = 1, DM_OWNER_LIBRARY = 2 } dm_owner_kind_t;
 typedef enum { DM_VERDICT_NONE = 1, DM_VERDICT_BOUND = 2 } dm_verdict_t;
 /* Launch cache: (function or kernel handle, context) -> verdict. */
-int  dm_cache_get(const void *f, CUcontext ctx, dm_verdict_t *v);
-void dm_cache_put(const void *f, CUcontext ctx, dm_verdict_t v, const void *owner);
-void dm_cache_purge_ctx(CUcontext ctx);
-void dm_cache_purge_owner(const void *owner);
-void dm_cache_clear(void);
-size_t dm_cache_size(void);
+int  dm_lcache_get(const void *f, CUcontext ctx, dm_verdict_t *v);
+void dm_lcache_put(const void *f, CUcontext ctx, dm_verdict_t v, const void *owner);
+void dm_lcache_purge_ctx(CUcontext ctx);
+void dm_lcache_purge_owner(const void *owner);
+void dm_lcache_clear(void);
+size_t dm_lcache_size(void);
 /* Owner records; callers hold dm_owner_lock(). */
 typedef struct dm_owner dm_owner_t;
 void dm_owner_lock(void);

@@ -1,0 +1,115 @@
+# mk/interpose.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so (issue 5),
+# its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
+#
+# The shim links, all static and hidden (-Wl,--exclude-libs,ALL + a version
+# script exporting only cu* hooks and dlsym):
+#   - its own objects (build/interpose/),
+#   - the host runtime $(HOST_LIB), the re-link $(RELINK_LIB) and the host pool
+#     $(POOL_LIB) when those parts exist, each copied with its undefined cu*
+#     symbols renamed to dm_fwd_* (trampolines to the real driver, generated
+#     by interpose/gen_forwarders.sh): the shim never links libcuda,
+#   - zstd, lz4, libelf, zlib statically.
+# It links with -z defs: nothing may stay unresolved.
+
+SHIM          := $(BUILD)/libdevmalloc_preload.so
+SHIM_DIR      := $(BUILD)/interpose
+SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
+                 hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
+                 image_scan limit log options owners state
+SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
+SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
+                 interpose/driver.def interpose/options.def interpose/relink.h \
+                 interpose/pool_hooks.h include/devmalloc.h
+SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
+# Parts linked in (optional: a part that is not in the tree is left out and
+# the weak fallbacks of interpose/fallbacks.c stand in).
+# (tested by mk file: those .mk files are read after this one)
+SHIM_PARTS    := $(HOST_LIB) $(if $(wildcard mk/relink.mk),$(BUILD)/libdevmalloc_relink.a) \
+                 $(if $(wildcard mk/pool.mk),$(BUILD)/libdevmalloc_pool.a)
+SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
+# libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
+# the one dynamic dependency (the GPU machines have it, DESIGN.md).
+SHIM_STATIC   := -l:libzstd.a -l:liblz4.a -Wl,--as-needed -lelf -Wl,--no-as-needed
+SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,--exclude-libs,ALL \
+                 -Wl,--version-script=interpose/exports.map -Wl,-soname,libdevmalloc_preload.so
+
+$(SHIM_DIR)/%.o: interpose/%.c $(SHIM_HDRS) | $(SHIM_DIR)/.dir
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+
+# Undefined cu* symbols of the parts -> forwarders.
+$(SHIM_DIR)/fwd.syms: $(SHIM_PARTS) | $(SHIM_DIR)/.dir
+	nm -u $(SHIM_PARTS) | awk '$$1=="U" && $$2 ~ /^cu[A-Z]/ {print $$2}' | sort -u > $@
+$(SHIM_DIR)/fwd.map: $(SHIM_DIR)/fwd.syms
+	awk '{print $$1" dm_fwd_"$$1}' $< > $@
+$(SHIM_DIR)/forwarders.c: $(SHIM_DIR)/fwd.syms interpose/gen_forwarders.sh
+	bash interpose/gen_forwarders.sh $< > $@
+$(SHIM_DIR)/forwarders.o: $(SHIM_DIR)/forwarders.c
+	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(SHIM_DIR)/fwd/%.a: $(BUILD)/%.a $(SHIM_DIR)/fwd.map | $(SHIM_DIR)/fwd/.dir
+	cp $< $@ && objcopy --redefine-syms=$(SHIM_DIR)/fwd.map $@
+
+$(SHIM): $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o $(SHIM_FWD_LIBS) interpose/exports.map
+	$(CC) $(SHIM_LDFLAGS) -o $@ $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o \
+	  -Wl,--whole-archive $(filter-out $(SHIM_DIR)/fwd/libdevmalloc.a,$(SHIM_FWD_LIBS)) \
+	  -Wl,--no-whole-archive $(SHIM_DIR)/fwd/libdevmalloc.a $(SHIM_STATIC) -ldl -lpthread -lm
+
+LIBS += $(SHIM)
+TOOLS += tools/devmalloc
+
+INSTALL_STEPS += install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ ; \
+                 install -m 755 tools/devmalloc $(DESTDIR)$(PREFIX)/bin/ ;
+
+# ---- host tests (cmocka, no GPU) ----
+SHIM_TDIR := $(SHIM_DIR)/tests
+# Everything but heap_ops.o (tests bring a fake host runtime).
+SHIM_TEST_LIB := $(SHIM_TDIR)/libshim_test.a
+$(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/heap_ops.o,$(SHIM_OBJS)) | $(SHIM_TDIR)/.dir
+	rm -f $@ && ar rcs $@ $^
+SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
+                    -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
+SHIM_TESTS := options hooks shim_core
+SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
+$(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h $(SHIM_TEST_LIB) $(SHIM_HDRS)
+	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
+
+# End to end without a GPU: a fake libcuda.so.1, and a program doing what
+# static cudart does (dlopen + dlsym + cuGetProcAddress), run under the shim.
+$(SHIM_TDIR)/fakecuda/libcuda.so.1: tests/unit/shim_fakecuda.c | $(SHIM_TDIR)/fakecuda/.dir
+	$(CC) $(SHIM_CFLAGS) -fvisibility=default -shared -Wl,-soname,libcuda.so.1 $< -o $@
+$(SHIM_TDIR)/shim_client: tests/unit/shim_client.c | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_CFLAGS) $< -o $@ -ldl
+$(SHIM_TDIR)/test_shim_preload: tests/unit/test_shim_preload.c $(SHIM) \
+    $(SHIM_TDIR)/fakecuda/libcuda.so.1 $(SHIM_TDIR)/shim_client
+	$(CC) $(SHIM_TEST_CFLAGS) -DFAKE_DIR='"$(abspath $(SHIM_TDIR)/fakecuda)"' \
+	  -DCLIENT='"$(abspath $(SHIM_TDIR)/shim_client)"' $< -o $@ -lcmocka
+SHIM_TEST_BINS += $(SHIM_TDIR)/test_shim_preload
+
+CHECK_BINS += $(SHIM_TEST_BINS)
+
+# ---- GPU test programs (built here, run by tests/gpu/cases/50_shim_*.sh) ----
+SHIM_GPU := $(BUILD)/gpu/shim
+SHIM_NV  := $(NVCC) -O2 -std=c++17 -arch=sm_90 -rdc=true
+$(SHIM_GPU)/shim_static: tests/gpu/progs/shim_alloc.cu tests/gpu/progs/shim_common.h $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
+$(SHIM_GPU)/shim_shared: tests/gpu/progs/shim_alloc.cu tests/gpu/progs/shim_common.h $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+	$(SHIM_NV) -cudart shared $< $(DEVICE_LIB) -o $@
+$(SHIM_GPU)/shim_graph: tests/gpu/progs/shim_graph.cu tests/gpu/progs/shim_common.h $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
+$(SHIM_GPU)/shim_threads: tests/gpu/progs/shim_threads.cu tests/gpu/progs/shim_common.h $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+	$(SHIM_NV) $< $(DEVICE_LIB) -o $@ -lpthread
+$(SHIM_GPU)/shim_multigpu: tests/gpu/progs/shim_multigpu.cu tests/gpu/progs/shim_common.h $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
+$(SHIM_GPU)/shim_limit: tests/gpu/progs/shim_limit.cu tests/gpu/progs/shim_common.h $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
+# Driver API: the kernels device-linked with devmalloc into one cubin, loaded
+# by a host program linked with -lcuda.
+$(SHIM_GPU)/shim_kernels.o: tests/gpu/progs/shim_driver_kernels.cu | $(SHIM_GPU)/.dir
+	$(NVCC) -O2 -arch=sm_90 -rdc=true -c $< -o $@
+$(SHIM_GPU)/shim_kernels.cubin: $(SHIM_GPU)/shim_kernels.o $(DEVICE_LIB)
+	$(NVCC) -arch=sm_90 -dlink -cubin $^ -o $@
+$(SHIM_GPU)/shim_driver: tests/gpu/progs/shim_driver.c | $(SHIM_GPU)/.dir
+	$(CC) $(HOST_CFLAGS) $(CPPFLAGS) $< -o $@ $(LDCUDA)
+
+SHIM_GPU_BINS := $(addprefix $(SHIM_GPU)/,shim_static shim_shared shim_graph shim_threads \
+                   shim_multigpu shim_limit shim_kernels.cubin shim_driver)
+GPU_BINS += $(SHIM) $(SHIM_GPU_BINS)
