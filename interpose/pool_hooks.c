@@ -31,8 +31,10 @@
  * driver call that re-enters these hooks from a callback (a shim whose dlsym
  * answers with its hooks) goes straight to the real entry point.
  *
- * Options (read once, through option_value(); to move to the shim's options
- * table dm_options() when interpose/options.h exists):
+ * Options, read once: from the shim's options table (dm_options(),
+ * interpose/options.def: host_pool, host_pool_sync) when it is linked in;
+ * otherwise (host tests, bench/pool_bench) from the environment through
+ * option_value() and dm_pool_parse_option():
  *   DEVMALLOC_HOST_POOL=<bytes>|auto|off  (default off)
  *   DEVMALLOC_HOST_POOL_SYNC=0|1          (default 1)
  */
@@ -49,6 +51,11 @@
 #include "../host/pool.h"
 #include "../host/pool_config.h"
 #include "../host/pool_glue.h"
+#include "options.h"
+
+/* Present in the shim (interpose/options.c), absent in the pool's own tests
+ * and benchmark, which link only libdevmalloc_pool.a. */
+#pragma weak dm_options
 
 #define PITCH_ALIGN 512u /* what cuMemAllocPitch gives on sm_80/sm_90 */
 
@@ -83,7 +90,7 @@ static _Thread_local int tl_in_pool;
 
 /* ---- options ----------------------------------------------------------- */
 
-/* The one place options are read (switch to dm_options() later). */
+/* Where options are read when the shim's table is not linked in. */
 static const char *option_value(const char *name) { return getenv(name); }
 
 static int apply_config(const char *value, int sync_free) {
@@ -98,6 +105,17 @@ static int apply_config(const char *value, int sync_free) {
 }
 
 static void init_once(void) {
+  if (dm_options) {
+    const dm_options_t *o = dm_options();
+    int mode = o->host_pool.mode == DM_OPT_POOL_AUTO    ? DM_POOL_MODE_AUTO
+               : o->host_pool.mode == DM_OPT_POOL_BYTES ? DM_POOL_MODE_BYTES
+                                                        : DM_POOL_MODE_OFF;
+    if (mode == DM_POOL_MODE_BYTES && o->host_pool.bytes == 0) mode = DM_POOL_MODE_OFF;
+    atomic_store(&g.bytes, (size_t)o->host_pool.bytes);
+    atomic_store(&g.sync_free, o->host_pool_sync ? 1 : 0);
+    atomic_store(&g.mode, mode);
+    return;
+  }
   const char *v = option_value("DEVMALLOC_HOST_POOL");
   const char *s = option_value("DEVMALLOC_HOST_POOL_SYNC");
   int sync = !(s && (s[0] == '0' || !strcmp(s, "off") || !strcmp(s, "no")));

@@ -7,7 +7,7 @@
 #   $(BUILD)/pool/pool_bench       benchmark, pool vs cudaMalloc vs cudaMallocAsync (GPU_BINS)
 
 POOL_SRCS := host/pool_tree.c host/pool.c host/pool_config.c interpose/pool_hooks.c
-POOL_HDRS := host/pool_tree.h host/pool.h host/pool_config.h host/pool_glue.h \
+POOL_HDRS := host/pool_tree.h host/pool.h host/pool_config.h host/pool_glue.h interpose/options.h \
              interpose/pool_hooks.h
 POOL_OBJS := $(patsubst %.c,$(BUILD)/pool/%.o,$(notdir $(POOL_SRCS)))
 POOL_TSAN_OBJS := $(patsubst %.c,$(BUILD)/pool/tsan/%.o,$(notdir $(POOL_SRCS)))
