@@ -67,22 +67,11 @@ $(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/heap_ops.o,$(SHIM_OBJS)) | $(SHIM_TDI
 	rm -f $@ && ar rcs $@ $^
 SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
-SHIM_TESTS := options hooks shim_core
+SHIM_TESTS := options hooks
 SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
 $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
 
-# End to end without a GPU: a fake libcuda.so.1, and a program doing what
-# static cudart does (dlopen + dlsym + cuGetProcAddress), run under the shim.
-$(SHIM_TDIR)/fakecuda/libcuda.so.1: tests/unit/shim_fakecuda.c | $(SHIM_TDIR)/fakecuda/.dir
-	$(CC) $(SHIM_CFLAGS) -fvisibility=default -shared -Wl,-soname,libcuda.so.1 $< -o $@
-$(SHIM_TDIR)/shim_client: tests/unit/shim_client.c | $(SHIM_TDIR)/.dir
-	$(CC) $(SHIM_CFLAGS) $< -o $@ -ldl
-$(SHIM_TDIR)/test_shim_preload: tests/unit/test_shim_preload.c $(SHIM) \
-    $(SHIM_TDIR)/fakecuda/libcuda.so.1 $(SHIM_TDIR)/shim_client
-	$(CC) $(SHIM_TEST_CFLAGS) -DFAKE_DIR='"$(abspath $(SHIM_TDIR)/fakecuda)"' \
-	  -DCLIENT='"$(abspath $(SHIM_TDIR)/shim_client)"' $< -o $@ -lcmocka
-SHIM_TEST_BINS += $(SHIM_TDIR)/test_shim_preload
 
 CHECK_BINS += $(SHIM_TEST_BINS)
 

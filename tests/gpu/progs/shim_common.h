@@ -1,0 +1,49 @@
+// shim_common.h — shared by the unchanged shim_* test programs (no devmalloc
+// API anywhere: they only use device malloc/free, as any CUDA program does).
+// Each thread allocates `size` bytes, writes a pattern, reads it back, frees.
+// Exit status: 0 all allocations succeeded and checked; 2 some returned NULL
+// (printed as "null=N"); 1 wrong data or a CUDA error.
+#pragma once
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+  fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+  exit(1); } } while (0)
+
+// counts[0] = successful allocations, counts[1] = NULL, counts[2] = bad data
+__global__ void alloc_check(unsigned n, unsigned size, unsigned salt,
+                            unsigned long long *counts) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned *p = (unsigned *)malloc(size);
+  if (!p) { atomicAdd(&counts[1], 1ull); return; }
+  unsigned words = size / sizeof(unsigned);
+  for (unsigned w = 0; w < words; w++) p[w] = i * 2654435761u + w + salt;
+  int bad = 0;
+  for (unsigned w = 0; w < words; w++) bad |= p[w] != i * 2654435761u + w + salt;
+  free(p);
+  atomicAdd(&counts[bad ? 2 : 0], 1ull);
+}
+
+struct counts_t { unsigned long long ok, null, bad; };
+
+static inline int report(const char *what, counts_t c, unsigned long long expect) {
+  printf("%s: ok=%llu null=%llu bad=%llu expect=%llu\n", what, c.ok, c.null, c.bad, expect);
+  if (c.bad || c.ok + c.null != expect) return 1;
+  return c.null ? 2 : 0;
+}
+
+static inline counts_t run_on(cudaStream_t s, unsigned n, unsigned size, unsigned salt) {
+  unsigned long long *d;
+  counts_t c;
+  CK(cudaMalloc(&d, 3 * sizeof(unsigned long long)));
+  CK(cudaMemsetAsync(d, 0, 3 * sizeof(unsigned long long), s));
+  alloc_check<<<(n + 255) / 256, 256, 0, s>>>(n, size, salt, d);
+  CK(cudaGetLastError());
+  CK(cudaMemcpyAsync(&c, d, sizeof c, cudaMemcpyDeviceToHost, s));
+  CK(cudaStreamSynchronize(s));
+  CK(cudaFree(d));
+  return c;
+}

@@ -1,0 +1,59 @@
+/*
+ * shim_fake.h — a fake host runtime (dm_heap_ops) and fake driver entry
+ * points (dm_drv) for the shim's host tests. Counters let tests check how
+ * often the shim created heaps and bound modules.
+ */
+#ifndef SHIM_FAKE_H
+#define SHIM_FAKE_H
+#include <stdatomic.h>
+#include <stdlib.h>
+#include "shim.h"
+
+static atomic_int fk_creates, fk_binds_mod, fk_binds_lib, fk_destroys;
+static size_t fk_last_bytes;
+static int fk_create_fails;
+
+struct devmalloc_heap { CUcontext ctx; size_t bytes; };
+
+static devmalloc_status_t fk_create(CUcontext c, size_t b, devmalloc_heap_t **out) {
+  atomic_fetch_add(&fk_creates, 1);
+  fk_last_bytes = b;
+  if (fk_create_fails) return DEVMALLOC_ENOMEM;
+  devmalloc_heap_t *h = malloc(sizeof *h);
+  h->ctx = c;
+  h->bytes = b;
+  *out = h;
+  return DEVMALLOC_OK;
+}
+static devmalloc_status_t fk_bind_mod(devmalloc_heap_t *h, CUmodule m) {
+  atomic_fetch_add(&fk_binds_mod, 1);
+  return DEVMALLOC_OK;
+}
+static devmalloc_status_t fk_bind_lib(devmalloc_heap_t *h, CUlibrary l) {
+  atomic_fetch_add(&fk_binds_lib, 1);
+  return DEVMALLOC_OK;
+}
+static devmalloc_status_t fk_stats(devmalloc_heap_t *h, devmalloc_stats_t *s) {
+  memset(s, 0, sizeof *s);
+  s->heap_bytes = h->bytes;
+  s->allocs = 42;
+  return DEVMALLOC_OK;
+}
+static devmalloc_status_t fk_destroy(devmalloc_heap_t *h) {
+  atomic_fetch_add(&fk_destroys, 1);
+  free(h);
+  return DEVMALLOC_OK;
+}
+static const char *fk_str(devmalloc_status_t s) { return s ? "fake failure" : "success"; }
+static void fk_print(const devmalloc_stats_t *s, void *f, const char *t) {}
+
+static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
+                                     fk_destroy, fk_str, fk_print};
+const dm_heap_ops_t *dm_heap_ops = &fk_ops;
+
+__attribute__((unused)) static void fk_reset(void) {
+  fk_creates = fk_binds_mod = fk_binds_lib = fk_destroys = 0;
+  fk_create_fails = 0;
+  fk_last_bytes = 0;
+}
+#endif

@@ -1,0 +1,185 @@
+/*
+ * test_options.c — the options table: every parser on good and malformed
+ * values, table parsing with a fake environment (malformed -> one warning and
+ * the default), dm_options() from the real environment, and docs/options.md
+ * documenting every variable.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "options.h"
+
+static void t_bytes(void **st) {
+  uint64_t v;
+  assert_int_equal(dm_parse_bytes("4096", &v), 0); assert_int_equal(v, 4096);
+  assert_int_equal(dm_parse_bytes("64M", &v), 0); assert_int_equal(v, 64ull << 20);
+  assert_int_equal(dm_parse_bytes(" 2g ", &v), 0); assert_int_equal(v, 2ull << 30);
+  assert_int_equal(dm_parse_bytes("512KiB", &v), 0); assert_int_equal(v, 512ull << 10);
+  assert_int_equal(dm_parse_bytes("1MB", &v), 0); assert_int_equal(v, 1ull << 20);
+  assert_int_equal(dm_parse_bytes("1T", &v), 0); assert_int_equal(v, 1ull << 40);
+  const char *bad[] = {"", "0", "-5", "abc", "12Q", "1.5G", "M", "10 M", "99999999999999999999",
+                       "20000000000T", NULL};
+  for (int i = 0; bad[i]; i++) {
+    v = 7;
+    assert_int_equal(dm_parse_bytes(bad[i], &v), -1);
+    assert_int_equal(v, 7);
+  }
+}
+
+static void t_size(void **st) {
+  dm_opt_size_t s;
+  assert_int_equal(dm_parse_size("256M", &s), 0);
+  assert_int_equal(s.kind, DM_SIZE_BYTES); assert_int_equal(s.bytes, 256ull << 20);
+  assert_int_equal(dm_parse_size("0.5", &s), 0);
+  assert_int_equal(s.kind, DM_SIZE_FRACTION); assert_true(s.fraction == 0.5);
+  assert_int_equal(dm_parse_size("50%", &s), 0);
+  assert_int_equal(s.kind, DM_SIZE_FRACTION); assert_true(s.fraction == 0.5);
+  assert_int_equal(dm_parse_size("1.0", &s), 0);
+  assert_int_equal(dm_parse_size("100%", &s), 0);
+  const char *bad[] = {"1.5", "0.0", "0%", "150%", "%", "x%", "-0.5", "0.5x", "", "abc", NULL};
+  for (int i = 0; bad[i]; i++) assert_int_equal(dm_parse_size(bad[i], &s), -1);
+  dm_opt_size_t f = {DM_SIZE_FRACTION, 0, 0.5};
+  assert_int_equal(dm_size_resolve(&f, 1000ull << 20), 500ull << 20);
+  dm_opt_size_t u = {DM_SIZE_UNSET, 0, 0};
+  assert_int_equal(dm_size_resolve(&u, 1ull << 30), 0);
+}
+
+static void t_small(void **st) {
+  int b;
+  assert_int_equal(dm_parse_bool("yes", &b), 0); assert_int_equal(b, 1);
+  assert_int_equal(dm_parse_bool("OFF", &b), 0); assert_int_equal(b, 0);
+  assert_int_equal(dm_parse_bool("1", &b), 0); assert_int_equal(b, 1);
+  assert_int_equal(dm_parse_bool("2", &b), -1);
+  assert_int_equal(dm_parse_bool("maybe", &b), -1);
+  int l;
+  assert_int_equal(dm_parse_level("2", &l), 0); assert_int_equal(l, 2);
+  assert_int_equal(dm_parse_level("true", &l), 0); assert_int_equal(l, 1);
+  assert_int_equal(dm_parse_level("9", &l), -1);
+  assert_int_equal(dm_parse_level("2x", &l), -1);
+  dm_opt_jit_t j;
+  assert_int_equal(dm_parse_jit("auto", &j), 0); assert_int_equal(j, DM_JIT_AUTO);
+  assert_int_equal(dm_parse_jit("Off", &j), 0); assert_int_equal(j, DM_JIT_OFF);
+  assert_int_equal(dm_parse_jit("force", &j), 0); assert_int_equal(j, DM_JIT_FORCE);
+  assert_int_equal(dm_parse_jit("sometimes", &j), -1);
+  dm_opt_pool_t p;
+  assert_int_equal(dm_parse_pool("off", &p), 0); assert_int_equal(p.mode, DM_OPT_POOL_OFF);
+  assert_int_equal(dm_parse_pool("auto", &p), 0); assert_int_equal(p.mode, DM_OPT_POOL_AUTO);
+  assert_int_equal(dm_parse_pool("1G", &p), 0);
+  assert_int_equal(p.mode, DM_OPT_POOL_BYTES); assert_int_equal(p.bytes, 1ull << 30);
+  assert_int_equal(dm_parse_pool("lots", &p), -1);
+  const char *path = NULL;
+  assert_int_equal(dm_parse_path("/tmp/x.log", &path), 0); assert_string_equal(path, "/tmp/x.log");
+  assert_int_equal(dm_parse_path("", &path), 0); assert_null(path);
+}
+
+/* Fake environment. */
+static const char *const *g_env;
+static const char *fake_get(const char *name) {
+  for (int i = 0; g_env[i]; i += 2)
+    if (!strcmp(g_env[i], name)) return g_env[i + 1];
+  return NULL;
+}
+static int g_warns;
+static char g_warned[256];
+static void fake_warn(const char *env, const char *value) {
+  g_warns++;
+  snprintf(g_warned + strlen(g_warned), sizeof g_warned - strlen(g_warned), "%s ", env);
+}
+
+static void t_defaults(void **st) {
+  static const char *const env[] = {NULL};
+  g_env = env; g_warns = 0; g_warned[0] = 0;
+  dm_options_t o;
+  dm_options_parse(&o, fake_get, fake_warn);
+  assert_int_equal(g_warns, 0);
+  assert_int_equal(o.heap_size.kind, DM_SIZE_UNSET);
+  assert_int_equal(o.verbose, 0);
+  assert_null(o.log);
+  assert_int_equal(o.stats, 0);
+  assert_int_equal(o.disable, 0);
+  assert_int_equal(o.jit, DM_JIT_AUTO);
+  assert_null(o.cache_dir);
+  assert_int_equal(o.host_pool.mode, DM_OPT_POOL_OFF);
+  assert_int_equal(o.host_pool_sync, 1);
+}
+
+static void t_good_env(void **st) {
+  static const char *const env[] = {
+    "DEVMALLOC_HEAP_SIZE", "1G", "DEVMALLOC_VERBOSE", "2", "DEVMALLOC_LOG", "/tmp/dm.log",
+    "DEVMALLOC_STATS", "1", "DEVMALLOC_DISABLE", "yes", "DEVMALLOC_JIT", "force",
+    "DEVMALLOC_CACHE_DIR", "/tmp/dmcache", "DEVMALLOC_HOST_POOL", "auto", NULL};
+  g_env = env; g_warns = 0; g_warned[0] = 0;
+  dm_options_t o;
+  dm_options_parse(&o, fake_get, fake_warn);
+  assert_int_equal(g_warns, 0);
+  assert_int_equal(o.heap_size.kind, DM_SIZE_BYTES);
+  assert_int_equal(o.heap_size.bytes, 1ull << 30);
+  assert_int_equal(o.verbose, 2);
+  assert_string_equal(o.log, "/tmp/dm.log");
+  assert_int_equal(o.stats, 1);
+  assert_int_equal(o.disable, 1);
+  assert_int_equal(o.jit, DM_JIT_FORCE);
+  assert_string_equal(o.cache_dir, "/tmp/dmcache");
+  assert_int_equal(o.host_pool.mode, DM_OPT_POOL_AUTO);
+}
+
+static void t_malformed_env(void **st) {
+  static const char *const env[] = {
+    "DEVMALLOC_HEAP_SIZE", "lots", "DEVMALLOC_VERBOSE", "loud", "DEVMALLOC_STATS", "2",
+    "DEVMALLOC_JIT", "sometimes", "DEVMALLOC_HOST_POOL", "12Q", "DEVMALLOC_DISABLE", "", NULL};
+  g_env = env; g_warns = 0; g_warned[0] = 0;
+  dm_options_t o;
+  dm_options_parse(&o, fake_get, fake_warn);
+  assert_int_equal(g_warns, 5);   /* empty DISABLE means unset, no warning */
+  assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_SIZE"));
+  assert_non_null(strstr(g_warned, "DEVMALLOC_HOST_POOL"));
+  assert_int_equal(o.heap_size.kind, DM_SIZE_UNSET);
+  assert_int_equal(o.verbose, 0);
+  assert_int_equal(o.stats, 0);
+  assert_int_equal(o.jit, DM_JIT_AUTO);
+  assert_int_equal(o.host_pool.mode, DM_OPT_POOL_OFF);
+  assert_int_equal(o.disable, 0);
+}
+
+static void t_process_options(void **st) {
+  setenv("DEVMALLOC_HEAP_SIZE", "25%", 1);
+  setenv("DEVMALLOC_VERBOSE", "1", 1);
+  setenv("DEVMALLOC_STATS", "bogus", 1);   /* one warning line on stderr */
+  const dm_options_t *o = dm_options();
+  assert_int_equal(o->heap_size.kind, DM_SIZE_FRACTION);
+  assert_true(o->heap_size.fraction == 0.25);
+  assert_int_equal(o->verbose, 1);
+  assert_int_equal(o->stats, 0);
+  setenv("DEVMALLOC_VERBOSE", "0", 1);
+  assert_ptr_equal(dm_options(), o);       /* read once */
+  assert_int_equal(dm_options()->verbose, 1);
+}
+
+static void t_documented(void **st) {
+  FILE *f = fopen("docs/options.md", "r");
+  assert_non_null(f);
+  static char doc[1 << 16];
+  size_t n = fread(doc, 1, sizeof doc - 1, f);
+  doc[n] = 0;
+  fclose(f);
+  assert_true(dm_option_count >= 8);
+  for (size_t i = 0; i < dm_option_count; i++) {
+    if (!strstr(doc, dm_option_table[i].env)) fail_msg("%s not in docs/options.md", dm_option_table[i].env);
+    assert_non_null(dm_option_table[i].doc);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(t_bytes), cmocka_unit_test(t_size), cmocka_unit_test(t_small),
+    cmocka_unit_test(t_defaults), cmocka_unit_test(t_good_env),
+    cmocka_unit_test(t_malformed_env), cmocka_unit_test(t_process_options),
+    cmocka_unit_test(t_documented),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
