@@ -43,7 +43,8 @@ static size_t elf_size(const unsigned char *p) {
     const unsigned char *sh = p + shoff + (uint64_t)i * shentsize;
     uint32_t type = rd32(sh + 4);
     uint64_t off = rd64(sh + 0x18), size = rd64(sh + 0x20);
-    if (type != 8 /* SHT_NOBITS */ && off + size > end) end = off + size;
+    /* SHT_NOBITS, and CUDA's own NOBITS type (SHT_LOPROC + 7, .nv.global) */
+    if (type != 8 && type != 0x70000007u && off + size > end) end = off + size;
   }
   return end > MAX_TEXT ? 0 : (size_t)end;
 }

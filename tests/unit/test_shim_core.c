@@ -1,0 +1,315 @@
+/*
+ * test_shim_core.c — the shim's logic without a GPU: the heap-size limit
+ * state machine, the context -> heap table (one heap per context, sizes,
+ * failures, teardown), the launch cache and owner records, the image scan
+ * (synthetic images and the cubins the build produces), and the launch path
+ * against a fake driver (bound once, modules without devmalloc untouched,
+ * capture deferred, concurrent first launches create one heap).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <pthread.h>
+#include <cmocka.h>
+
+#include "shim_fake.h"
+
+#define CTX_A ((CUcontext)0x1000)
+#define CTX_B ((CUcontext)0x2000)
+
+/* ---- limit.c ---- */
+static void t_limit(void **st) {
+  dm_limit_t l = {0};
+  dm_opt_size_t unset = {DM_SIZE_UNSET, 0, 0}, env = {DM_SIZE_BYTES, 96ull << 20, 0},
+                frac = {DM_SIZE_FRACTION, 0, 0.5};
+  assert_int_equal(dm_limit_report(&l, &unset, 0, 0), 0);              /* stock value */
+  assert_int_equal(dm_limit_report(&l, &unset, 0, 1), DM_DEFAULT_HEAP_BYTES);
+  assert_int_equal(dm_limit_heap_bytes(&l, &unset, 0), DM_DEFAULT_HEAP_BYTES);
+  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_RECORD);
+  assert_int_equal(dm_limit_report(&l, &unset, 0, 0), 64u << 20);
+  assert_int_equal(dm_limit_set(&l, 32u << 20), DM_LIMIT_RECORD);      /* last one wins */
+  assert_int_equal(dm_limit_heap_bytes(&l, &unset, 0), 32u << 20);
+  assert_int_equal(dm_limit_heap_bytes(&l, &env, 0), 96u << 20);       /* env overrides */
+  assert_int_equal(dm_limit_heap_bytes(&l, &frac, 1ull << 30), 512u << 20);
+  l.heap_created = 1;
+  l.heap_bytes = 32u << 20;
+  assert_int_equal(dm_limit_set(&l, 32u << 20), DM_LIMIT_NOOP);
+  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_REJECT);
+  assert_int_equal(dm_limit_report(&l, &env, 0, 0), 32u << 20);        /* the real heap */
+  dm_limit_t tiny = {1, 4096, 0, 0};
+  assert_int_equal(dm_limit_heap_bytes(&tiny, &unset, 0), DM_MIN_HEAP_BYTES);
+}
+
+/* ---- fake driver ---- */
+static CUcontext g_cur = CTX_A;
+#define LIB_DM ((CUlibrary)0x11)
+#define LIB_PLAIN ((CUlibrary)0x12)
+#define MOD_DM ((CUmodule)0x21)
+#define K_DM ((CUfunction)0x101)      /* CUkernel of LIB_DM */
+#define K_PLAIN ((CUfunction)0x102)   /* CUkernel of LIB_PLAIN */
+#define F_DM ((CUfunction)0x201)      /* CUfunction of MOD_DM */
+#define S_CAPTURE ((CUstream)0x301)
+#define S_B ((CUstream)0x302)          /* a stream of CTX_B */
+static atomic_int g_probes;
+
+static CUresult fd_get_current(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_push(CUcontext c) { return CUDA_SUCCESS; }
+static CUresult fd_pop(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_stream_ctx(CUstream s, CUcontext *c) {
+  *c = s == S_B ? CTX_B : CTX_A;
+  return CUDA_SUCCESS;
+}
+static CUresult fd_capturing(CUstream s, CUstreamCaptureStatus *st) {
+  *st = s == S_CAPTURE ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  return CUDA_SUCCESS;
+}
+static CUresult fd_kernel_lib(CUlibrary *l, CUkernel k) {
+  if ((CUfunction)k == K_DM) { *l = LIB_DM; return CUDA_SUCCESS; }
+  if ((CUfunction)k == K_PLAIN) { *l = LIB_PLAIN; return CUDA_SUCCESS; }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fd_func_mod(CUmodule *m, CUfunction f) {
+  if (f == F_DM) { *m = MOD_DM; return CUDA_SUCCESS; }
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+static CUresult fd_lib_global(CUdeviceptr *p, size_t *n, CUlibrary l, const char *name) {
+  atomic_fetch_add(&g_probes, 1);
+  return l == LIB_DM && !strcmp(name, DEVMALLOC_DESC_SYMBOL) ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+static CUresult fd_mod_global(CUdeviceptr *p, size_t *n, CUmodule m, const char *name) {
+  atomic_fetch_add(&g_probes, 1);
+  return m == MOD_DM ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+static CUresult fd_exchange(CUstreamCaptureMode *m) { *m = CU_STREAM_CAPTURE_MODE_GLOBAL; return CUDA_SUCCESS; }
+
+static int setup(void **st) {
+  dm_driver_set_library("/nonexistent/libcuda.so.1");   /* keep the fakes */
+  dm_drv.cuCtxGetCurrent = fd_get_current;
+  dm_drv.cuCtxPushCurrent_v2 = fd_push;
+  dm_drv.cuCtxPopCurrent_v2 = fd_pop;
+  dm_drv.cuStreamGetCtx = fd_stream_ctx;
+  dm_drv.cuStreamIsCapturing = fd_capturing;
+  dm_drv.cuKernelGetLibrary = fd_kernel_lib;
+  dm_drv.cuFuncGetModule = fd_func_mod;
+  dm_drv.cuLibraryGetGlobal = fd_lib_global;
+  dm_drv.cuModuleGetGlobal_v2 = fd_mod_global;
+  dm_drv.cuThreadExchangeStreamCaptureMode = fd_exchange;
+  return 0;
+}
+
+static void reset_all(void) {
+  fk_reset();
+  g_probes = 0;
+  dm_owners_reset_for_tests();
+  dm_ctx_reset_for_tests();
+}
+
+/* ---- ctxtab.c ---- */
+static void t_ctx_table(void **st) {
+  reset_all();
+  assert_null(dm_ctx_heap_peek(CTX_A));
+  assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_RECORD);
+  devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
+  assert_non_null(h);
+  assert_int_equal(fk_last_bytes, 48u << 20);
+  assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
+  assert_int_equal(fk_creates, 1);
+  assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_NOOP);
+  assert_int_equal(dm_ctx_limit_set(CTX_A, 8u << 20), DM_LIMIT_REJECT);
+  size_t v = 0;
+  assert_int_equal(dm_ctx_limit_get(CTX_A, &v), 1);
+  assert_int_equal(v, 48u << 20);
+  devmalloc_heap_t *hb = dm_ctx_heap(CTX_B);               /* default size */
+  assert_ptr_not_equal(hb, h);
+  assert_int_equal(fk_last_bytes, DM_DEFAULT_HEAP_BYTES);
+  assert_int_equal(dm_ctx_count(), 2);
+  dm_ctx_teardown(CTX_A, 1);
+  assert_int_equal(fk_destroys, 1);
+  assert_null(dm_ctx_heap_peek(CTX_A));
+  dm_ctx_teardown(CTX_B, 0);                               /* gone: forgotten, not freed */
+  assert_int_equal(fk_destroys, 1);
+  assert_int_equal(dm_ctx_count(), 0);
+  assert_non_null(dm_ctx_heap(CTX_A));                     /* re-created context */
+  assert_int_equal(fk_creates, 3);
+  /* a failed creation is reported once and not retried */
+  reset_all();
+  fk_create_fails = 1;
+  assert_null(dm_ctx_heap(CTX_A));
+  assert_null(dm_ctx_heap(CTX_A));
+  assert_int_equal(fk_creates, 1);
+  /* primary context bookkeeping */
+  dm_ctx_primary_retained(0, CTX_A);
+  dm_ctx_primary_retained(0, CTX_A);
+  assert_ptr_equal(dm_ctx_primary_of(0), CTX_A);
+  assert_int_equal(dm_ctx_primary_released(0), 1);
+  assert_int_equal(dm_ctx_primary_released(0), 0);
+  assert_int_equal(dm_ctx_primary_released(7), -1);
+}
+
+/* ---- owners.c ---- */
+static void t_cache_owners(void **st) {
+  reset_all();
+  dm_verdict_t v;
+  assert_int_equal(dm_lcache_get(K_DM, CTX_A, &v), 0);
+  for (uintptr_t i = 1; i <= 1000; i++)
+    dm_lcache_put((void *)(i * 16), i % 2 ? CTX_A : CTX_B, DM_VERDICT_NONE, (void *)(i % 3));
+  assert_int_equal(dm_lcache_size(), 1000);
+  assert_int_equal(dm_lcache_get((void *)(16 * 7), CTX_A, &v), 1);
+  assert_int_equal(v, DM_VERDICT_NONE);
+  dm_lcache_purge_ctx(CTX_B);
+  assert_int_equal(dm_lcache_size(), 500);
+  assert_int_equal(dm_lcache_get((void *)(16 * 8), CTX_B, &v), 0);
+  dm_lcache_purge_owner((void *)1);
+  assert_int_equal(dm_lcache_get((void *)(16 * 7), CTX_A, &v), 0);   /* 7 % 3 == 1 */
+  assert_int_equal(dm_lcache_get((void *)(16 * 9), CTX_A, &v), 1);   /* 9 % 3 == 0 */
+  dm_lcache_clear();
+  assert_int_equal(dm_lcache_size(), 0);
+
+  dm_owner_lock();
+  dm_owner_t *o = dm_owner_get(DM_OWNER_LIBRARY, LIB_DM, 1);
+  assert_ptr_equal(dm_owner_get(DM_OWNER_LIBRARY, LIB_DM, 0), o);
+  assert_null(dm_owner_get(DM_OWNER_MODULE, LIB_DM, 0));
+  dm_owner_set_loaded(o, "cuLibraryLoadData");
+  dm_owner_set_bound(o, CTX_A);
+  dm_owner_set_bound(o, CTX_B);
+  assert_true(dm_owner_bound_in(o, CTX_B));
+  dm_owner_t *m = dm_owner_get(DM_OWNER_MODULE, MOD_DM, 1);   /* met at launch */
+  dm_owner_forget_ctx(CTX_B);
+  assert_false(dm_owner_bound_in(o, CTX_B));
+  assert_true(dm_owner_bound_in(o, CTX_A));
+  assert_null(dm_owner_get(DM_OWNER_MODULE, MOD_DM, 0));      /* derived module dropped */
+  (void)m;
+  dm_owner_remove(LIB_DM);
+  assert_int_equal(dm_owner_count(), 0);
+  dm_owner_unlock();
+}
+
+/* ---- image_scan.c ---- */
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+
+static size_t make_fatbin(unsigned char *b, const char *payload, uint64_t flags) {
+  memset(b, 0, 512);
+  size_t plen = strlen(payload) + 1;
+  put32(b, 0xBA55ED50u);
+  b[4] = 1; b[6] = 16;                      /* header size 16 */
+  unsigned char *e = b + 16;
+  put32(e + 4, 64);                         /* entry header size */
+  put64(e + 8, plen);
+  put64(e + 0x28, flags);
+  memcpy(e + 64, payload, plen);
+  put64(b + 8, 64 + plen);
+  return 16 + 64 + plen;
+}
+
+static void t_image_scan(void **st) {
+  unsigned char fb[512];
+  make_fatbin(fb, "...devmalloc_heap_desc...", 0);
+  assert_int_equal(dm_image_has_devmalloc(fb), DM_HAS_YES);
+  assert_int_equal(dm_image_size(fb), 16 + 64 + 26);
+  make_fatbin(fb, "plain cubin bytes", 0);
+  assert_int_equal(dm_image_has_devmalloc(fb), DM_HAS_NO);
+  make_fatbin(fb, "compressed bytes", 0x8000);
+  assert_int_equal(dm_image_has_devmalloc(fb), DM_HAS_UNKNOWN);
+  /* registration wrapper around it */
+  make_fatbin(fb, "x devmalloc_heap_desc", 0);
+  struct { uint32_t magic, version; const void *data; void *unused; } w = {0x466243B1u, 1, fb, 0};
+  assert_int_equal(dm_image_has_devmalloc(&w), DM_HAS_YES);
+  assert_int_equal(dm_image_has_devmalloc(".version 8.0\n.global .u64 devmalloc_heap_desc;\n"), DM_HAS_YES);
+  assert_int_equal(dm_image_has_devmalloc(".version 8.0\n.entry k()\n"), DM_HAS_NO);
+  assert_int_equal(dm_image_has_devmalloc("\x01\x02garbage"), DM_HAS_UNKNOWN);
+}
+
+static int scan_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  static unsigned char buf[1 << 22];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  assert_true(n > 64);
+  assert_true(dm_image_size(buf) <= n);
+  return dm_image_has_devmalloc(buf);
+}
+
+/* Cubins and fatbins nvcc produced in this build (skipped when absent). */
+static void t_image_scan_real(void **st) {
+  int r;
+  if ((r = scan_file("build/gpu/shim/shim_kernels.cubin")) >= 0) assert_int_equal(r, DM_HAS_YES);
+  if ((r = scan_file("build/relink/fixtures/devmalloc_rdc.cubin")) >= 0) assert_int_equal(r, DM_HAS_YES);
+  if ((r = scan_file("build/relink/fixtures/plain.cubin")) >= 0) assert_int_equal(r, DM_HAS_NO);
+  if ((r = scan_file("build/relink/fixtures/malloc.cubin")) >= 0) assert_int_equal(r, DM_HAS_NO);
+  if ((r = scan_file("build/relink/fixtures/malloc_nocomp.fatbin")) >= 0) assert_int_equal(r, DM_HAS_NO);
+  if ((r = scan_file("build/relink/fixtures/malloc_zstd_all.fatbin")) >= 0) assert_int_equal(r, DM_HAS_UNKNOWN);
+}
+
+/* ---- bind.c: the launch path ---- */
+static void t_launch_path(void **st) {
+  reset_all();
+  dm_candidates_set();
+  dm_prepare_launch(K_DM, NULL);
+  assert_int_equal(fk_creates, 1);
+  assert_int_equal(fk_binds_lib, 1);
+  dm_prepare_launch(K_DM, NULL);                         /* cached */
+  dm_prepare_launch(K_DM, CU_STREAM_PER_THREAD);
+  assert_int_equal(fk_binds_lib, 1);
+  assert_int_equal(g_probes, 1);
+  dm_prepare_launch(K_PLAIN, NULL);                      /* no devmalloc: untouched */
+  dm_prepare_launch(K_PLAIN, NULL);
+  assert_int_equal(fk_binds_lib, 1);
+  assert_int_equal(g_probes, 2);
+  dm_prepare_launch(F_DM, NULL);                         /* CUfunction of a module */
+  assert_int_equal(fk_binds_mod, 1);
+  assert_int_equal(fk_creates, 1);                       /* same context, same heap */
+  dm_prepare_launch(K_DM, S_B);                          /* another context */
+  assert_int_equal(fk_creates, 2);
+  assert_int_equal(fk_binds_lib, 2);
+  dm_prepare_launch((CUfunction)0x999, NULL);            /* unknown owner: launched as is */
+  assert_int_equal(fk_creates, 2);
+  /* context destroyed: bound again in the re-created one */
+  dm_owner_lock(); dm_owner_forget_ctx(CTX_A); dm_owner_unlock();
+  dm_ctx_teardown(CTX_A, 1);
+  dm_prepare_launch(K_DM, NULL);
+  assert_int_equal(fk_creates, 3);
+  assert_int_equal(fk_binds_lib, 3);
+}
+
+static void t_capture_deferred(void **st) {
+  reset_all();
+  dm_candidates_set();
+  dm_prepare_launch(K_DM, S_CAPTURE);                    /* nothing during capture */
+  assert_int_equal(fk_creates, 0);
+  assert_int_equal(g_probes, 0);
+  dm_prepare_in_ctx(K_DM, CTX_A);                        /* what instantiation does */
+  assert_int_equal(fk_creates, 1);
+  assert_int_equal(fk_binds_lib, 1);
+  dm_prepare_launch(K_DM, S_CAPTURE);                    /* already bound: cache hit */
+  assert_int_equal(fk_binds_lib, 1);
+}
+
+static void *racer(void *arg) {
+  for (int i = 0; i < 1000; i++) dm_prepare_launch(i % 2 ? K_DM : F_DM, NULL);
+  return NULL;
+}
+
+static void t_concurrent_first_launch(void **st) {
+  reset_all();
+  dm_candidates_set();
+  pthread_t t[8];
+  for (int i = 0; i < 8; i++) pthread_create(&t[i], NULL, racer, NULL);
+  for (int i = 0; i < 8; i++) pthread_join(t[i], NULL);
+  assert_int_equal(fk_creates, 1);
+  assert_int_equal(fk_binds_lib, 1);
+  assert_int_equal(fk_binds_mod, 1);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),
+    cmocka_unit_test(t_cache_owners),  cmocka_unit_test(t_image_scan),
+    cmocka_unit_test(t_image_scan_real), cmocka_unit_test(t_launch_path),
+    cmocka_unit_test(t_capture_deferred), cmocka_unit_test(t_concurrent_first_launch),
+  };
+  return cmocka_run_group_tests(tests, setup, NULL);
+}
