@@ -33,7 +33,7 @@ typedef struct dm_ctxent {
   devmalloc_stats_t last;
 } dm_ctxent_t;
 
-typedef struct { unsigned long long id; int device; devmalloc_stats_t s; } dm_snap_t;
+typedef struct { unsigned long long id; int device; size_t bytes; devmalloc_stats_t s; } dm_snap_t;
 typedef struct { CUdevice dev; CUcontext ctx; int count; } dm_primary_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -146,7 +146,7 @@ static void keep_snapshot(const dm_ctxent_t *e, const devmalloc_stats_t *s) {
   dm_snap_t *n = realloc(g_snaps, (g_nsnaps + 1) * sizeof *n);
   if (!n) return;
   g_snaps = n;
-  g_snaps[g_nsnaps++] = (dm_snap_t){e->id, e->device, *s};
+  g_snaps[g_nsnaps++] = (dm_snap_t){e->id, e->device, e->limit.heap_bytes, *s};
 }
 
 static void snapshot(dm_ctxent_t *e) {
@@ -234,12 +234,13 @@ void dm_ctx_reset_for_tests(void) {
 }
 
 /* --- stats at exit ------------------------------------------------------- */
-static void print_one(FILE *f, unsigned long long id, int dev, const devmalloc_stats_t *s,
-                      const char *state) {
+/* "heap N MiB" is the size the shim asked for (limit / env / default). */
+static void print_one(FILE *f, unsigned long long id, int dev, size_t bytes,
+                      const devmalloc_stats_t *s, const char *state) {
   fprintf(f,
           "devmalloc: stats: context %llu (device %d%s): heap %llu MiB, allocs %llu, "
           "frees %llu, failures %llu, peak %llu bytes, large %llu\n",
-          id, dev, state, (unsigned long long)(s->heap_bytes >> 20),
+          id, dev, state, (unsigned long long)(bytes >> 20),
           (unsigned long long)s->allocs, (unsigned long long)s->frees,
           (unsigned long long)s->failures, (unsigned long long)s->peak_bytes,
           (unsigned long long)s->large_allocs);
@@ -255,7 +256,7 @@ void dm_ctx_print_stats(void) {
   if (!f) return;
   pthread_mutex_lock(&g_lock);
   for (size_t i = 0; i < g_nsnaps; i++)
-    print_one(f, g_snaps[i].id, g_snaps[i].device, &g_snaps[i].s, ", destroyed");
+    print_one(f, g_snaps[i].id, g_snaps[i].device, g_snaps[i].bytes, &g_snaps[i].s, ", destroyed");
   for (size_t i = 0; i < g_n; i++) {
     dm_ctxent_t *e = &g_ents[i];
     if (!e->heap) continue;
@@ -264,8 +265,8 @@ void dm_ctx_print_stats(void) {
     int pushed = dm_drv.cuCtxPushCurrent_v2(e->ctx) == CUDA_SUCCESS;
     devmalloc_status_t st = dm_heap_ops->stats(e->heap, &s);
     if (pushed) dm_drv.cuCtxPopCurrent_v2(&prev);
-    if (st == DEVMALLOC_OK) print_one(f, e->id, e->device, &s, "");
-    else if (e->has_last) print_one(f, e->id, e->device, &e->last, ", before release");
+    if (st == DEVMALLOC_OK) print_one(f, e->id, e->device, e->limit.heap_bytes, &s, "");
+    else if (e->has_last) print_one(f, e->id, e->device, e->limit.heap_bytes, &e->last, ", before release");
     else fprintf(f, "devmalloc: stats: context %llu (device %d): unavailable: %s\n",
                  e->id, e->device, dm_heap_ops->status_string(st));
   }
