@@ -131,9 +131,20 @@ static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
   return l;
 }
 
+/* True when no order from `order` up has a block or one on the way: the
+ * request cannot succeed (read-only check, so that a full heap answers
+ * NULL at once instead of every caller growing and unwinding at the root). */
+static DM_INLINE int tree_exhausted(dm_buddy_t *b, uint32_t order) {
+  for (uint32_t h = order; h <= b->top; h++) {
+    uint64_t w = dm_load64(&b->sem[h].w);
+    if ((uint32_t)w != 0 || ((w >> 32) & 0xffffu) != 0) return 0;
+  }
+  return 1;
+}
+
 /* Allocate a block of `order`. Returns its node index, 0 when out of memory. */
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
-  if (order > b->top) return 0;
+  if (order > b->top || tree_exhausted(b, order)) return 0;
   uint32_t h = order;
   uint64_t node = 0;
   for (;;) {
@@ -206,12 +217,12 @@ DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
     uint64_t half = 1ull << (h - 1 + DM_LEAF_SHIFT);
     i = 2 * i + ((off & half) ? 1u : 0u);
   }
-  if (dm_buddy_node_offset(b, i) != off) return 0;
   uint32_t s = dm_load32(&b->state[i]);
-  if (s == DM_NODE_AVAIL) {
+  if (s == DM_NODE_AVAIL) { /* the memory is free already (maybe merged since) */
     *why = DM_FREE_DOUBLE;
     return 0;
   }
+  if (dm_buddy_node_offset(b, i) != off) return 0;
   *why = DM_FREE_OK;
   return i;
 }

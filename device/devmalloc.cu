@@ -148,6 +148,10 @@ extern "C" __device__ void free(void *p) throw() { dm_warp_free(p); }
 extern "C" __device__ void *__nv_aligned_device_malloc_impl(size_t size, size_t align) {
   return dm_warp_malloc(size, align);
 }
+/* What calls to __nv_aligned_device_malloc compile to in user code. */
+extern "C" __device__ void *__cuda_syscall_aligned_malloc(size_t size, size_t align) {
+  return dm_warp_malloc(size, align);
+}
 #endif
 
 /* ------------------------------------------------------------ host side ---

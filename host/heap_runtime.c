@@ -11,6 +11,9 @@
  * Locking: none of its own. Each call makes the heap's context current for
  * its duration (push/pop), so any thread may call; a heap must not be used
  * while another thread destroys it.
+ * Streams: every copy and memset goes through the heap's own non-blocking
+ * stream and waits for that stream only, so creating or binding a heap never
+ * touches the legacy stream and never breaks another thread's stream capture.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@ struct devmalloc_heap {
   dm_layout_t layout;
   dm_heap_t image;      /* the dm_heap_t as written to the device */
   CUdeviceptr desc;     /* device address of that dm_heap_t */
+  CUstream stream;      /* private, non-blocking */
 };
 
 const char *devmalloc_status_string(devmalloc_status_t st) {
@@ -50,12 +54,24 @@ static void pop(void) {
 
 typedef struct {
   CUdeviceptr base;
+  CUstream stream;
   CUresult err;
 } dev_writer_t;
 
 static void write_device(void *ctx, uint64_t off, const void *src, uint64_t n) {
   dev_writer_t *w = ctx;
-  if (w->err == CUDA_SUCCESS) w->err = cuMemcpyHtoD(w->base + off, src, n);
+  if (w->err == CUDA_SUCCESS) w->err = cuMemcpyHtoDAsync(w->base + off, src, n, w->stream);
+  if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream); /* src is on the stack */
+}
+
+static CUresult copy_to_device(const devmalloc_heap_t *h, CUdeviceptr dst, const void *src, size_t n) {
+  CUresult r = cuMemcpyHtoDAsync(dst, src, n, h->stream);
+  return r == CUDA_SUCCESS ? cuStreamSynchronize(h->stream) : r;
+}
+
+static CUresult copy_from_device(const devmalloc_heap_t *h, void *dst, CUdeviceptr src, size_t n) {
+  CUresult r = cuMemcpyDtoHAsync(dst, src, n, h->stream);
+  return r == CUDA_SUCCESS ? cuStreamSynchronize(h->stream) : r;
 }
 
 static uint32_t arena_count(void) {
@@ -99,6 +115,11 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
     st = DEVMALLOC_EINVAL; /* too small to hold one chunk */
     goto fail;
   }
+  if (cuStreamCreate(&h->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    st = DEVMALLOC_ECUDA;
+    h->stream = NULL;
+    goto fail;
+  }
   CUresult r = alloc_aligned(bytes, &h->mem, &h->base);
   if (r != CUDA_SUCCESS) {
     st = r == CUDA_ERROR_OUT_OF_MEMORY ? DEVMALLOC_ENOMEM : DEVMALLOC_ECUDA;
@@ -106,14 +127,14 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
     goto fail;
   }
   uint64_t pool = h->layout.pool_bytes;
-  if (cuMemsetD8(h->base + pool, 0, bytes - pool) != CUDA_SUCCESS) {
+  if (cuMemsetD8Async(h->base + pool, 0, bytes - pool, h->stream) != CUDA_SUCCESS) {
     st = DEVMALLOC_ECUDA;
     goto fail;
   }
   dm_heap_build(&h->layout, h->base, bytes, &h->image);
-  dev_writer_t w = {h->base, CUDA_SUCCESS};
+  dev_writer_t w = {h->base, h->stream, CUDA_SUCCESS};
   dm_heap_format(&h->layout, &h->image, write_device, &w);
-  if (w.err != CUDA_SUCCESS || cuCtxSynchronize() != CUDA_SUCCESS) {
+  if (w.err != CUDA_SUCCESS) {
     st = DEVMALLOC_ECUDA;
     goto fail;
   }
@@ -123,6 +144,7 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
   return DEVMALLOC_OK;
 fail:
   if (h->mem) cuMemFree(h->mem);
+  if (h->stream) cuStreamDestroy(h->stream);
   pop();
   free(h);
   return st;
@@ -132,8 +154,8 @@ static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdev
                                       size_t size) {
   if (found == CUDA_ERROR_NOT_FOUND) return DEVMALLOC_ENOTFOUND;
   if (found != CUDA_SUCCESS || size != sizeof(CUdeviceptr)) return DEVMALLOC_ECUDA;
-  return cuMemcpyHtoD(addr, &h->desc, sizeof h->desc) == CUDA_SUCCESS ? DEVMALLOC_OK
-                                                                        : DEVMALLOC_ECUDA;
+  return copy_to_device(h, addr, &h->desc, sizeof h->desc) == CUDA_SUCCESS ? DEVMALLOC_OK
+                                                                            : DEVMALLOC_ECUDA;
 }
 
 devmalloc_status_t devmalloc_heap_bind_module(devmalloc_heap_t *h, CUmodule mod) {
@@ -166,7 +188,7 @@ static devmalloc_status_t fetch_metadata(const devmalloc_heap_t *h, void **copy,
   uint64_t pool = h->layout.pool_bytes, n = h->bytes - pool;
   char *buf = malloc(n);
   if (!buf) return DEVMALLOC_ENOMEM;
-  if (cuMemcpyDtoH(buf, h->base + pool, n) != CUDA_SUCCESS) {
+  if (copy_from_device(h, buf, h->base + pool, n) != CUDA_SUCCESS) {
     free(buf);
     return DEVMALLOC_ECUDA;
   }
@@ -183,7 +205,7 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *h, devmalloc_stats_t *
   size_t n = (size_t)(L->hstats_off + sizeof(dm_heap_stats_t) - L->astats_off);
   char *buf = malloc(n);
   if (!buf) st = DEVMALLOC_ENOMEM;
-  else if (cuMemcpyDtoH(buf, h->base + L->astats_off, n) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
+  else if (copy_from_device(h, buf, h->base + L->astats_off, n) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
   else
     dm_heap_read_stats(&h->image, (const dm_arena_stats_t *)buf,
                        (const dm_heap_stats_t *)(buf + (L->hstats_off - L->astats_off)), out);
@@ -227,6 +249,7 @@ devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *h) {
   devmalloc_status_t st = DEVMALLOC_OK;
   if (push(h->ctx) == DEVMALLOC_OK) {
     if (cuMemFree(h->mem) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
+    cuStreamDestroy(h->stream);
     pop();
   } else {
     st = DEVMALLOC_ECUDA; /* context already gone: its memory went with it */

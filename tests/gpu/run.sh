@@ -19,12 +19,12 @@ for c in tests/gpu/cases/*.sh; do
   n=$(basename "$c" .sh)
   if [ -n "$only" ] && ! echo " $only " | grep -q " $n "; then continue; fi
   echo "== case $n" | tee -a "$log"
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   timeout "${GPU_CASE_TIMEOUT:-300}" bash "$c" >>"$log" 2>&1
   rc=$?
   [ $rc -eq 124 ] && echo "FAIL $n: timed out" >>"$log"
   [ $rc -ne 0 ] && ! grep -q "^FAIL" <(sed -n "/^== case $n\$/,\$p" "$log") && echo "FAIL $n: exit status $rc" >>"$log"
-  printf '   %.1fs\n' "$(echo "$(date +%s.%N) - $start" | bc)" | tee -a "$log"
+  echo "   $(( ($(date +%s%N) - start) / 1000000 )) ms" | tee -a "$log"
 done
 echo "---- summary"
 grep -E "^(PASS|FAIL|SKIP) " "$log"
