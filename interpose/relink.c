@@ -12,9 +12,10 @@
  * Every refusal returns 0 with one line in `why`; the original image is then
  * loaded unchanged, so nothing is lost.
  *
- * Options are read by relink_opts() from DEVMALLOC_JIT (auto|off|force),
- * DEVMALLOC_CACHE_DIR (a path, or "off") and DEVMALLOC_VERBOSE; it is the one
- * place to switch over to the shim's dm_options() once that exists.
+ * Options (DEVMALLOC_JIT auto|off|force, DEVMALLOC_CACHE_DIR a path or "off",
+ * DEVMALLOC_VERBOSE) are read once by relink_opts_read(): from the shim's
+ * dm_options() (options.h, a weak reference) when the shim is linked in,
+ * else from the environment (host tests, tools).
  * At DEVMALLOC_VERBOSE >= 1 each successful re-link prints one line to
  * stderr ("devmalloc: jit: ..."); refusals are printed by the shim from `why`.
  *
@@ -28,6 +29,7 @@
 #include "decompress.h"
 #include "fatbin.h"
 #include "jit_link.h"
+#include "options.h"
 #include "ptx_scan.h"
 #include "relink_err.h"
 #include "devmalloc.h"
@@ -58,18 +60,28 @@ static uint8_t dm_ptx_hash[32];
 static size_t dm_ptx_len;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* The one place options are read; switch to dm_options() when it exists. */
+/* The one place options are read: the shim's table (options.h) when it is
+ * linked in, else the environment (host tests, tools). */
+#pragma weak dm_options
 static void relink_opts_read(relink_opts_t *o)
 {
-    const char *j = getenv("DEVMALLOC_JIT");
-    o->jit = JIT_AUTO;
-    if (j && (!strcasecmp(j, "off") || !strcmp(j, "0") || !strcasecmp(j, "no")))
-        o->jit = JIT_OFF;
-    else if (j && !strcasecmp(j, "force"))
-        o->jit = JIT_FORCE;
-    const char *v = getenv("DEVMALLOC_VERBOSE");
-    o->verbose = v ? atoi(v) : 0;
-    const char *d = getenv("DEVMALLOC_CACHE_DIR");
+    const char *d;
+    if (dm_options) {
+        const dm_options_t *so = dm_options();
+        o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
+        o->verbose = so->verbose;
+        d = so->cache_dir;
+    } else {
+        const char *j = getenv("DEVMALLOC_JIT");
+        o->jit = JIT_AUTO;
+        if (j && (!strcasecmp(j, "off") || !strcmp(j, "0") || !strcasecmp(j, "no")))
+            o->jit = JIT_OFF;
+        else if (j && !strcasecmp(j, "force"))
+            o->jit = JIT_FORCE;
+        const char *v = getenv("DEVMALLOC_VERBOSE");
+        o->verbose = v ? atoi(v) : 0;
+        d = getenv("DEVMALLOC_CACHE_DIR");
+    }
     o->cache_dir[0] = 0;
     if (d && *d) {
         if (strcasecmp(d, "off") != 0)
