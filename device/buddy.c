@@ -227,6 +227,19 @@ DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
   return i;
 }
 
+/* Misuse class of a free of pool offset `off` that is not a live block:
+ * DM_FREE_DOUBLE when the memory around it is free (a block freed twice,
+ * maybe after its chunk or buddy went back to the tree), else FOREIGN. */
+DM_FN int dm_buddy_classify(const dm_buddy_t *b, uint64_t off) {
+  if (off >= b->pool_bytes) return DM_FREE_FOREIGN;
+  uint64_t i = 1;
+  while (dm_load32(&b->state[i]) & DM_NODE_SPLIT) {
+    uint64_t half = 1ull << (node_order(b, i) - 1 + DM_LEAF_SHIFT);
+    i = 2 * i + ((off & half) ? 1u : 0u);
+  }
+  return dm_load32(&b->state[i]) == DM_NODE_AVAIL ? DM_FREE_DOUBLE : DM_FREE_FOREIGN;
+}
+
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node) { return node_order(b, node); }
 
 DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node) {

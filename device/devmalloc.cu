@@ -115,8 +115,9 @@ static __device__ void dm_warp_free(void *p) {
   }
   uint32_t chunk, word;
   uint64_t bit;
-  if (dm_slab_locate(h, off, &chunk, &word, &bit) != DM_FREE_OK) {
-    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+  int why = dm_slab_locate(h, off, &chunk, &word, &bit);
+  if (why != DM_FREE_OK) {
+    dm_heap_note_misuse(h, why);
     return;
   }
   uint32_t active = __activemask(), lane = lane_id();

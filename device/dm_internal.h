@@ -35,6 +35,7 @@ DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
 DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node);
+DM_FN int dm_buddy_classify(const dm_buddy_t *b, uint64_t off);
 DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node);
 
 /* sizeclass.c (dm_classes_compute: layout.c, host only) */

@@ -146,6 +146,7 @@ typedef struct dm_resv {
   uint32_t pinned;   /* slots pinned in `chunk`, not yet claimed */
   uint32_t chunk;    /* chunk index+1 */
   uint32_t tries;    /* arenas tried when stealing */
+  uint32_t cursor;   /* where to look for free bits in `chunk` */
 } dm_resv_t;
 
 #endif /* DM_TYPES_H */

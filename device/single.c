@@ -38,9 +38,10 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
   }
   uint32_t chunk, word;
   uint64_t bit;
-  if (dm_slab_locate(h, off, &chunk, &word, &bit) != DM_FREE_OK) {
-    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
-    return DM_FREE_FOREIGN;
+  int why = dm_slab_locate(h, off, &chunk, &word, &bit);
+  if (why != DM_FREE_OK) {
+    dm_heap_note_misuse(h, why);
+    return why;
   }
   uint32_t cls = dm_chunk_class(h, chunk);
   if (!dm_slab_free_bits(h, chunk, word, bit)) {

@@ -16,7 +16,9 @@
  *      arenas' semaphores (stealing) so that memory is never stranded.
  *   2. tracking: pin units to a chunk (CAS on `live`: tag must match, used
  *      must stay <= cap), then claim bits in its bitmap with one fetch-or per
- *      word, starting from a pseudo-random word (RW-BM).
+ *      word, starting at the word the pin count points to (concurrent warps
+ *      start at different words) and, when that word is full, at a
+ *      pseudo-random word (RW-BM).
  * Free clears the bit (fetch-and: a bit already clear is a double free),
  * decrements `used`, signals the semaphore, re-lists a chunk that was full,
  * and returns an empty chunk to the buddy tree (try-wait of a whole chunk's
@@ -81,7 +83,7 @@ DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls) {
   rv->arena = arena;
   rv->home = arena;
   rv->cls = cls;
-  rv->units = rv->pinned = rv->chunk = rv->tries = 0;
+  rv->units = rv->pinned = rv->chunk = rv->tries = rv->cursor = 0;
 }
 
 DM_FN char *dm_grant_slot(dm_grant_t g, int k) {
@@ -130,9 +132,11 @@ static DM_INLINE dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t ar
   return g;
 }
 
-/* Pin up to `want` slots of chunk idx for tag. Returns the number pinned. */
+/* Pin up to `want` slots of chunk idx for tag. Returns the number pinned;
+ * *before is the chunk's count before (a good place to look for free bits:
+ * a chunk fills from low words up, so the count says where free bits start). */
 static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap,
-                             uint32_t want) {
+                             uint32_t want, uint32_t *before) {
   uint64_t *live = &h->chunks[idx].live;
   uint64_t v = dm_load64(live);
   for (;;) {
@@ -141,7 +145,10 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
     if (used >= cap) return 0;
     uint32_t t = cap - used < want ? cap - used : want;
     uint64_t old = dm_cas64(live, v, v + t);
-    if (old == v) return t;
+    if (old == v) {
+      *before = used;
+      return t;
+    }
     v = old;
   }
 }
@@ -153,8 +160,10 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
   for (;;) {
     uint32_t hint = dm_load32(&b->hint);
     if (hint) {
-      uint32_t t = chunk_pin(h, hint - 1, tag, cap, rv->units);
+      uint32_t before;
+      uint32_t t = chunk_pin(h, hint - 1, tag, cap, rv->units, &before);
       if (t) {
+        rv->cursor = before;
         rv->chunk = hint;
         rv->pinned = t;
         rv->units -= t;
@@ -184,7 +193,11 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
   uint32_t idx = rv->chunk - 1, words = class_words(c);
   uint64_t *bm = chunk_bitmap(h, idx);
   uint32_t want = n < rv->pinned ? n : rv->pinned;
-  uint32_t w = words > 1 ? dm_rand() % words : 0;
+  /* Start where the pin count points: warps that pinned at once start at
+   * different words, and a chunk filling up is searched from its frontier. */
+  uint32_t w = (rv->cursor >> 6) % words;
+  rv->cursor += want;
+  int jumped = 0;
   dm_grant_t g;
   g.chunk = chunk_base(h, idx);
   g.size = c->size;
@@ -201,7 +214,10 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
       }
       continue; /* lost a race on this word: look again */
     }
-    w = w + 1 == words ? 0 : w + 1;
+    /* The frontier word is full (frees left holes elsewhere): jump to a
+     * pseudo-random word (RW-BM), then walk on from there. */
+    w = jumped ? (w + 1 == words ? 0 : w + 1) : dm_rand() % words;
+    jumped = 1;
   }
 }
 
@@ -264,13 +280,13 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   }
 }
 
-/* Where a slab pointer lives. Returns DM_FREE_OK or DM_FREE_FOREIGN. */
+/* Where a slab pointer lives. Returns DM_FREE_OK, or the misuse class. */
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word,
                          uint64_t *bit) {
   uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
   if (idx >= h->nchunks) return DM_FREE_FOREIGN;
   uint32_t tag = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
-  if (!tag) return DM_FREE_FOREIGN;
+  if (!tag) return dm_buddy_classify(&h->buddy, off); /* chunk gone: freed twice? */
   const dm_class_t *c = &h->classes[tag_class(tag)];
   uint64_t in = off & (DM_CHUNK_BYTES - 1);
   if (in < DM_SLAB_DATA_OFF || (in - DM_SLAB_DATA_OFF) % c->size) return DM_FREE_FOREIGN;

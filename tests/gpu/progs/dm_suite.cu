@@ -43,6 +43,16 @@ static void report(bool ok, const char *name, const char *fmt = "", ...) {
   fflush(stdout);
 }
 
+/* After each test group: the heap's invariants still hold (bisects bugs). */
+static void verify_after(const char *what) {
+  char why[200] = "";
+  CK(cudaDeviceSynchronize());
+  devmalloc_status_t st = devmalloc_heap_verify(heap, NULL, why, sizeof why);
+  char name[96];
+  snprintf(name, sizeof name, "invariants_after_%s", what);
+  report(st == DEVMALLOC_OK, name, "%s", why);
+}
+
 static devmalloc_stats_t stats() {
   devmalloc_stats_t s;
   CK(cudaDeviceSynchronize());
@@ -156,6 +166,9 @@ static void test_sizes() {
       if ((double)n * s > heap_bytes / 2) continue;
       run_size(s, n, 0);
     }
+    char what[48];
+    snprintf(what, sizeof what, "size_%zuB", s);
+    verify_after(what);
   }
   size_t aligns[] = {32, 64, 256, 1024, 4096, 65536};
   for (size_t a : aligns)
@@ -362,9 +375,13 @@ int main(int argc, char **argv) {
   heap = devmalloc_cuda_heap();
   CK(cudaMallocManaged(&counters, 4 * sizeof *counters));
   test_sizes();
+  verify_after("aligned");
   test_mixed(0);
+  verify_after("mixed");
   test_mixed(1);
+  verify_after("divergent");
   test_new_delete();
+  verify_after("new_delete");
   test_misuse();
   test_exhaustion(4096, quick ? 1024 : 1u << 20);
   test_exhaustion(1u << 20, 1024);

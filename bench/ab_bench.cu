@@ -1,0 +1,414 @@
+/*
+ * ab_bench.cu — the A/B benchmark's workloads. Built twice from this one
+ * source: `ab_stock` (CUDA's own device malloc) and `ab_devmalloc` (relinked
+ * with devmalloc, -DDM_BENCH_DEVMALLOC). bench/run.sh runs both in one
+ * invocation and bench/report.py puts them side by side.
+ *
+ * Every timed kernel is bracketed by CUDA events after a warm-up round; the
+ * figure is the median of --reps repetitions; every launch is checked.
+ * Output: CSV rows on stdout:
+ *   variant,workload,size,threads,kernel,ms,mops,failures,note
+ * Mop/s counts the operations of the threads that took part (allocating
+ * threads for alloc/pair, freeing threads for free).
+ */
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#ifdef DM_BENCH_DEVMALLOC
+#include "devmalloc_cuda.h"
+static const char *variant = "devmalloc";
+#else
+static const char *variant = "stock";
+#endif
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      fprintf(stderr, "ab_bench(%s): %s at %s:%d\n", variant, cudaGetErrorString(e_), __FILE__, \
+              __LINE__);                                                                       \
+      exit(3);                                                                                 \
+    }                                                                                          \
+  } while (0)
+
+struct opts_t {
+  size_t heap = 4ull << 30;
+  size_t threads = 1u << 20;
+  int reps = 5;
+  double max_seconds = 4.0; /* per kernel: fewer threads beyond this (noted) */
+  std::string workloads = "sizes,scaling,mixed,divergent,churn,graph,util,init";
+  std::vector<size_t> sizes;
+};
+static opts_t O;
+
+/* ---------------------------------------------------------- kernels --- */
+__device__ __forceinline__ uint32_t hash32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  return x;
+}
+__device__ __forceinline__ size_t gtid() { return blockIdx.x * (size_t)blockDim.x + threadIdx.x; }
+
+__global__ void k_alloc(void **ptrs, size_t n, size_t size) {
+  size_t i = gtid();
+  if (i >= n) return;
+  void *p = malloc(size);
+  if (p) *(volatile uint32_t *)p = (uint32_t)i;
+  ptrs[i] = p;
+}
+__global__ void k_free(void **ptrs, size_t n) {
+  size_t i = gtid();
+  if (i < n) free(ptrs[i]);
+}
+__global__ void k_pair(size_t n, size_t size, unsigned long long *fails) {
+  size_t i = gtid();
+  if (i >= n) return;
+  void *p = malloc(size);
+  if (!p) { atomicAdd(fails, 1ull); return; }
+  *(volatile uint32_t *)p = (uint32_t)i;
+  free(p);
+}
+__global__ void k_count_null(void **ptrs, size_t n, unsigned long long *nulls) {
+  size_t i = gtid();
+  if (i < n && !ptrs[i]) atomicAdd(nulls, 1ull);
+}
+/* mixed sizes 16..4096 */
+__global__ void k_alloc_mixed(void **ptrs, size_t n, uint32_t seed) {
+  size_t i = gtid();
+  if (i >= n) return;
+  size_t size = 16 + hash32((uint32_t)i ^ seed) % 4081;
+  void *p = malloc(size);
+  if (p) *(volatile uint32_t *)p = (uint32_t)i;
+  ptrs[i] = p;
+}
+/* a random half of the lanes allocate */
+__global__ void k_alloc_half(void **ptrs, size_t n, size_t size, uint32_t seed) {
+  size_t i = gtid();
+  if (i >= n) return;
+  ptrs[i] = 0;
+  if (hash32((uint32_t)i ^ seed) & 1u) return;
+  void *p = malloc(size);
+  if (p) *(volatile uint32_t *)p = (uint32_t)i;
+  ptrs[i] = p;
+}
+/* allocate until NULL; slots get every block */
+__global__ void k_fill(void **slots, unsigned long long cap, unsigned long long *next, size_t size,
+                       int mixed) {
+  uint32_t r = hash32((uint32_t)gtid() + 17u);
+  for (;;) {
+    size_t s = size;
+    if (mixed) { r = hash32(r); s = 16 + r % 4081; }
+    void *p = malloc(s);
+    if (!p) return;
+    unsigned long long i = atomicAdd(next, 1ull);
+    if (i >= cap) { free(p); return; }
+    slots[i] = p;
+    atomicAdd(next + 1, (unsigned long long)s);
+  }
+}
+/* churn: each thread keeps 8 live blocks and replaces one per round */
+__global__ void k_churn(size_t n, int rounds, unsigned long long *fails) {
+  size_t i = gtid();
+  if (i >= n) return;
+  void *live[8] = {0};
+  uint32_t r = hash32((uint32_t)i * 7u + 1u);
+  for (int k = 0; k < rounds; k++) {
+    r = hash32(r);
+    int j = r & 7;
+    if (live[j]) free(live[j]);
+    size_t s = 16 + (r >> 8) % 1009;
+    live[j] = malloc(s);
+    if (live[j]) *(volatile uint32_t *)live[j] = r;
+    else atomicAdd(fails, 1ull);
+  }
+  for (int j = 0; j < 8; j++) free(live[j]);
+}
+/* dynamic graph: every vertex grows an adjacency list by doubling */
+__global__ void k_graph(size_t n, int edges, unsigned long long *fails, unsigned long long *sum) {
+  size_t v = gtid();
+  if (v >= n) return;
+  uint32_t cap = 2, len = 0;
+  uint32_t *adj = (uint32_t *)malloc(cap * sizeof(uint32_t));
+  if (!adj) { atomicAdd(fails, 1ull); return; }
+  uint32_t r = hash32((uint32_t)v);
+  for (int e = 0; e < edges; e++) {
+    if (len == cap) {
+      uint32_t *bigger = (uint32_t *)malloc(2 * cap * sizeof(uint32_t));
+      if (!bigger) { atomicAdd(fails, 1ull); break; }
+      for (uint32_t k = 0; k < len; k++) bigger[k] = adj[k];
+      free(adj);
+      adj = bigger;
+      cap *= 2;
+    }
+    r = hash32(r);
+    adj[len++] = r % (uint32_t)n;
+  }
+  unsigned long long s = 0;
+  for (uint32_t k = 0; k < len; k++) s += adj[k];
+  atomicAdd(sum, s);
+  free(adj);
+}
+
+/* ---------------------------------------------------------- harness --- */
+static cudaEvent_t ev0, ev1;
+static unsigned long long *dctr; /* device counters */
+static unsigned blocks(size_t n) { return (unsigned)((n + 255) / 256); }
+
+static void row(const char *wl, size_t size, size_t threads, const char *kernel, double ms,
+                double ops, unsigned long long fails, const char *note = "") {
+  printf("%s,%s,%zu,%zu,%s,%.4f,%.3f,%llu,%s\n", variant, wl, size, threads, kernel, ms,
+         ms > 0 ? ops / (ms * 1e3) : 0.0, fails, note);
+  fflush(stdout);
+}
+
+template <typename F> static float timed(F launch) {
+  CK(cudaEventRecord(ev0));
+  launch();
+  CK(cudaGetLastError());
+  CK(cudaEventRecord(ev1));
+  CK(cudaEventSynchronize(ev1));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, ev0, ev1));
+  return ms;
+}
+static float median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+static unsigned long long read_ctr(int i) {
+  unsigned long long v;
+  CK(cudaMemcpy(&v, dctr + i, sizeof v, cudaMemcpyDeviceToHost));
+  return v;
+}
+static void zero_ctrs() { CK(cudaMemset(dctr, 0, 4 * sizeof *dctr)); }
+
+static void **ptrs_buf;
+static size_t ptrs_cap;
+static void **ptrs(size_t n) {
+  if (n > ptrs_cap) {
+    if (ptrs_buf) CK(cudaFree(ptrs_buf));
+    CK(cudaMalloc(&ptrs_buf, n * sizeof(void *)));
+    ptrs_cap = n;
+  }
+  return ptrs_buf;
+}
+
+/* alloc / free / pair for one size and thread count. A first, untimed round
+ * warms up; when a kernel takes longer than --max-seconds the thread count
+ * is reduced (and the row says so) so that the run stays bounded. */
+static void run_size(const char *wl, size_t size, size_t n) {
+  char note[64] = "";
+  void **p = ptrs(n);
+  /* pilot on at most 16K threads: estimate the full kernel's time first */
+  size_t n0 = std::min<size_t>(n, 16384);
+  float ms0 = timed([&] { k_alloc<<<blocks(n0), 256>>>(p, n0, size); });
+  k_free<<<blocks(n0), 256>>>(p, n0);
+  CK(cudaDeviceSynchronize());
+  double est = ms0 * ((double)n / n0);
+  if (est > O.max_seconds * 1000 && n > n0) {
+    size_t m = std::max<size_t>(1024, (size_t)(n0 * (O.max_seconds * 500.0 / std::max(ms0, 0.001f))));
+    m = std::min(m, n);
+    snprintf(note, sizeof note, "threads reduced from %zu", n);
+    n = m;
+  }
+  float ms = est;
+  std::vector<float> ta, tf, tp;
+  unsigned long long fails = 0, pfails = 0;
+  int reps = ms > 1000 ? 1 : O.reps;
+  for (int r = 0; r < reps; r++) {
+    ta.push_back(timed([&] { k_alloc<<<blocks(n), 256>>>(p, n, size); }));
+    zero_ctrs();
+    k_count_null<<<blocks(n), 256>>>(p, n, dctr);
+    fails = std::max(fails, read_ctr(0));
+    tf.push_back(timed([&] { k_free<<<blocks(n), 256>>>(p, n); }));
+    zero_ctrs();
+    tp.push_back(timed([&] { k_pair<<<blocks(n), 256>>>(n, size, dctr); }));
+    pfails = std::max(pfails, read_ctr(0));
+  }
+  row(wl, size, n, "alloc", median(ta), (double)(n - fails), fails, note);
+  row(wl, size, n, "free", median(tf), (double)(n - fails), 0, note);
+  row(wl, size, n, "pair", median(tp), (double)(n - pfails), pfails, note);
+}
+
+static size_t threads_for(size_t size, size_t want) {
+  size_t lim = O.heap / 2 / size;
+  return std::max<size_t>(32, std::min(want, lim));
+}
+
+static void wl_sizes() {
+  std::vector<size_t> sizes = O.sizes;
+  if (sizes.empty()) {
+    for (size_t s = 16; s <= (1u << 20); s *= 2) sizes.push_back(s);
+    for (size_t s : {24, 100, 3000, 5000}) sizes.push_back(s);
+  }
+  for (size_t s : sizes) run_size("sizes", s, threads_for(s, O.threads));
+}
+
+static void wl_scaling() {
+  for (size_t s : {16, 1024})
+    for (size_t n = 32; n <= (4u << 20); n *= 4) run_size("scaling", s, threads_for(s, n));
+}
+
+static void two_phase(const char *wl, size_t size, size_t n, bool mixed) {
+  void **p = ptrs(n);
+  std::vector<float> ta, tf;
+  unsigned long long allocated = 0;
+  for (int r = 0; r <= O.reps; r++) { /* r == 0: warm-up */
+    float a = timed([&] {
+      if (mixed) k_alloc_mixed<<<blocks(n), 256>>>(p, n, 1234u + r);
+      else k_alloc_half<<<blocks(n), 256>>>(p, n, size, 99u + r);
+    });
+    zero_ctrs();
+    k_count_null<<<blocks(n), 256>>>(p, n, dctr);
+    allocated = n - read_ctr(0);
+    float f = timed([&] { k_free<<<blocks(n), 256>>>(p, n); });
+    if (r) { ta.push_back(a); tf.push_back(f); }
+  }
+  /* Divergent: about half the lanes ask, so NULLs are not counted as failures. */
+  row(wl, size, n, "alloc", median(ta), (double)allocated, mixed ? n - allocated : 0);
+  row(wl, size, n, "free", median(tf), (double)allocated, 0);
+}
+
+static void wl_mixed() { two_phase("mixed", 0, threads_for(4096, O.threads), true); }
+static void wl_divergent() {
+  for (size_t s : {16, 1024}) two_phase("divergent", s, threads_for(s, O.threads), false);
+}
+
+static void wl_churn() {
+  size_t n = std::min<size_t>(O.threads, O.heap / 2 / (8 * 1024));
+  int rounds = 16;
+  std::vector<float> t;
+  unsigned long long fails = 0;
+  for (int r = 0; r <= O.reps; r++) {
+    zero_ctrs();
+    float ms = timed([&] { k_churn<<<blocks(n), 256>>>(n, rounds, dctr); });
+    if (r) t.push_back(ms);
+    fails = read_ctr(0);
+    if (ms > O.max_seconds * 1000) break;
+  }
+  if (t.empty()) t.push_back(0);
+  row("churn", 0, n, "alloc+free", median(t), (double)n * (rounds + 8) * 2.0 / 2.0, fails,
+      "ops = mallocs + frees, counted as pairs");
+}
+
+static void wl_graph() {
+  size_t n = std::min<size_t>(O.threads / 4, O.heap / 2 / 4096);
+  int edges = 256;
+  std::vector<float> t;
+  unsigned long long fails = 0;
+  for (int r = 0; r <= O.reps; r++) {
+    zero_ctrs();
+    float ms = timed([&] { k_graph<<<blocks(n), 256>>>(n, edges, dctr, dctr + 1); });
+    if (r) t.push_back(ms);
+    fails = read_ctr(0);
+    if (ms > O.max_seconds * 1000) break;
+  }
+  if (t.empty()) t.push_back(0);
+  /* each vertex: 1 + log2(edges/2) mallocs, as many frees */
+  double ops = (double)n * (1 + 7);
+  row("graph", 4, n, "grow-by-doubling", median(t), ops, fails, "ops = malloc+free pairs");
+}
+
+/* Fill the heap with one size until NULL; utilization = bytes granted / heap. */
+static void wl_util() {
+  std::vector<size_t> sizes;
+  for (size_t s = 16; s <= (1u << 20); s *= 4) sizes.push_back(s);
+  sizes.push_back(0); /* mixed 16..4096 */
+  for (size_t s : sizes) {
+    unsigned long long cap = O.heap / 16 + 1024;
+    cap = std::min<unsigned long long>(cap, 64ull << 20);
+    void **slots;
+    CK(cudaMalloc(&slots, cap * sizeof(void *)));
+    zero_ctrs();
+    size_t n = std::min<size_t>(O.threads, 65536);
+    float ms = timed([&] { k_fill<<<blocks(n), 256>>>(slots, cap, dctr, s ? s : 16, s == 0); });
+    unsigned long long got = std::min(read_ctr(0), cap), bytes = read_ctr(1);
+    k_free<<<blocks(got), 256>>>(slots, got);
+    CK(cudaDeviceSynchronize());
+    char note[96];
+    snprintf(note, sizeof note, "utilization %.1f%% ended", 100.0 * bytes / O.heap);
+    row("util", s, n, "fill-until-NULL", ms, (double)got, 0, note);
+    CK(cudaFree(slots));
+  }
+}
+
+static void usage() {
+  fprintf(stderr,
+          "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
+          "                [--workloads list] [--sizes s1,s2,...]\n"
+          "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init\n");
+  exit(2);
+}
+
+static size_t parse_bytes(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  switch (*end) {
+  case 'k': case 'K': v *= 1024; break;
+  case 'm': case 'M': v *= 1048576; break;
+  case 'g': case 'G': v *= 1073741824.0; break;
+  case 0: break;
+  default: fprintf(stderr, "ab_bench: bad size '%s'\n", s); exit(2);
+  }
+  return (size_t)v;
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char * { if (i + 1 >= argc) usage(); return argv[++i]; };
+    if (a == "--heap") O.heap = parse_bytes(next());
+    else if (a == "--threads") O.threads = parse_bytes(next());
+    else if (a == "--reps") O.reps = atoi(next());
+    else if (a == "--max-seconds") O.max_seconds = atof(next());
+    else if (a == "--workloads") O.workloads = next();
+    else if (a == "--sizes") {
+      std::string l = next();
+      for (size_t p = 0; p < l.size();) {
+        size_t q = l.find(',', p);
+        O.sizes.push_back(parse_bytes(l.substr(p, q - p).c_str()));
+        p = q == std::string::npos ? l.size() : q + 1;
+      }
+    } else usage();
+  }
+  if (O.reps < 1) O.reps = 1;
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    fprintf(stderr, "ab_bench: no CUDA GPU found: the A/B benchmark needs one\n");
+    return 2;
+  }
+  CK(cudaFree(0));
+  auto has = [](const char *w) { return ("," + O.workloads + ",").find("," + std::string(w) + ",") != std::string::npos; };
+  cudaEventCreate(&ev0);
+  cudaEventCreate(&ev1);
+  CK(cudaMalloc(&dctr, 4 * sizeof *dctr));
+  /* heap set-up, timed: devmalloc builds its heap now; stock only records the
+   * limit (its heap appears at the first launch that uses malloc). */
+  float init_ms = timed([&] {
+#ifdef DM_BENCH_DEVMALLOC
+    CK(devmalloc_cuda_init(O.heap));
+#else
+    CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
+#endif
+  });
+  if (has("init")) row("init", O.heap, 0, "heap-setup", init_ms, 0, 0);
+  {
+    /* first launch that uses malloc (stock creates its heap here) */
+    void **p = ptrs(1024);
+    float ms = timed([&] { k_alloc<<<4, 256>>>(p, 1024, 16); });
+    k_free<<<4, 256>>>(p, 1024);
+    CK(cudaDeviceSynchronize());
+    if (has("init")) row("init", O.heap, 1024, "first-malloc-kernel", ms, 1024, 0);
+  }
+  if (has("sizes")) wl_sizes();
+  if (has("scaling")) wl_scaling();
+  if (has("mixed")) wl_mixed();
+  if (has("divergent")) wl_divergent();
+  if (has("churn")) wl_churn();
+  if (has("graph")) wl_graph();
+  if (has("util")) wl_util();
+  return 0;
+}
