@@ -11,8 +11,8 @@
  *
  * alloc(n): wait on sem[n]; OK -> claim an AVAIL node of order n from the
  *   bitmap; GROW -> obtain a node of order n+1 (same way, recursively, written
- *   as a loop), split it, keep the left child, make the right child AVAIL and
- *   signal sem[n]. Failure at the root unwinds every expectation.
+ *   as a loop), split it, keep the left child, signal sem[n] and make the
+ *   right child AVAIL. Failure at the root unwinds every expectation.
  * free(x): under the parent's lock, if the buddy is AVAIL and try-wait on
  *   sem[n] succeeds, merge (both BUSY, parent becomes the block being freed)
  *   and continue one order up; otherwise x becomes AVAIL.
@@ -116,12 +116,14 @@ DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order) {
   }
 }
 
-/* Split node y (owned, BUSY, not split): keep the left child, free the right. */
+/* Split node y (owned, BUSY, not split): keep the left child, free the right
+ * (its unit is signalled before it becomes AVAIL: see the note at free). */
 static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
   uint64_t l = 2 * y, r = 2 * y + 1;
   node_lock(b, y);
   node_lock(b, l);
   node_lock(b, r);
+  dm_sem_signal(&b->sem[node_order(b, r)], 1, 1); /* the caller GROWed at this order */
   set_avail(b, r);
   dm_store32(&b->state[y], DM_NODE_SPLIT | DM_NODE_PARTIAL);
   node_unlock(b, r);
@@ -162,20 +164,26 @@ DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
   while (h > order) { /* split down, giving each right child to its order */
     node = split_node(b, node);
     h--;
-    dm_sem_signal(&b->sem[h], 1, 1);
   }
   return node;
 }
 
-/* Free an owned node of `order` (BUSY, not split), merging with its buddy. */
+/* Free an owned node of `order` (BUSY, not split), merging with its buddy.
+ *
+ * A node's semaphore unit is always signalled before the node becomes AVAIL
+ * (here and in split_node), never after: then a failed try-wait proves that
+ * every AVAIL node of the order, the buddy included, is about to be taken
+ * by a waiter or a merge in flight, so leaving both buddies AVAIL cannot
+ * survive quiescence. Signalling after would let a waiter take a node made
+ * AVAIL meanwhile and strand two free buddies (seen on the GPU). */
 DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
   uint32_t order = node_order(b, x);
   for (;;) {
     if (x == 1) {
       node_lock(b, x);
+      dm_sem_signal(&b->sem[order], 1, 0);
       set_avail(b, x);
       node_unlock(b, x);
-      dm_sem_signal(&b->sem[order], 1, 0);
       return;
     }
     uint64_t p = x >> 1, bud = x ^ 1u;
@@ -192,8 +200,8 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
       order++;
       continue;
     }
-    set_avail(b, x);
     dm_sem_signal(&b->sem[order], 1, 0);
+    set_avail(b, x);
     uint32_t s = dm_load32(&b->state[p]), ns = split_state(b, p);
     if (ns != s) dm_store32(&b->state[p], ns);
     node_unlock(b, p * 2 + 1);

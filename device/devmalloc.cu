@@ -156,54 +156,10 @@ extern "C" __device__ void *__cuda_syscall_aligned_malloc(size_t size, size_t al
 #endif
 
 /* ------------------------------------------------------------ host side ---
- * devmalloc_cuda_init() (include/devmalloc_cuda.h): heap set-up for CUDA
- * runtime programs relinked with devmalloc but not run under the shim. It is
- * here, beside the descriptor, so that cudaMemcpyToSymbol can name it. The
- * host runtime is referenced weakly: programs that never call this need no
- * -ldevmalloc; a call without it returns cudaErrorNotSupported.
- * Locking: one mutex around the per-device heap table. */
-#include <pthread.h>
-#include "devmalloc_cuda.h"
-
-extern "C" {
-__attribute__((weak)) devmalloc_status_t devmalloc_heap_create(CUcontext, size_t, devmalloc_heap_t **);
-__attribute__((weak)) CUdeviceptr devmalloc_heap_device_ptr(const devmalloc_heap_t *);
-__attribute__((weak)) devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *);
-}
-
-#define MAX_DEVICES 64
-static devmalloc_heap_t *heaps[MAX_DEVICES];
-static pthread_mutex_t heaps_lock = PTHREAD_MUTEX_INITIALIZER;
-
-extern "C" devmalloc_heap_t *devmalloc_cuda_heap(void) {
-  int dev;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= MAX_DEVICES) return NULL;
-  return heaps[dev];
-}
-
-extern "C" cudaError_t devmalloc_cuda_init(size_t heap_bytes) {
-  int dev;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  if (dev < 0 || dev >= MAX_DEVICES) return cudaErrorInvalidDevice;
-  if ((e = cudaFree(0)) != cudaSuccess) return e; /* make the primary context current */
-  pthread_mutex_lock(&heaps_lock);
-  if (!heaps[dev]) {
-    devmalloc_heap_t *h = NULL;
-    if (!devmalloc_heap_create) { /* weak: libdevmalloc not linked */
-      pthread_mutex_unlock(&heaps_lock);
-      return cudaErrorNotSupported;
-    }
-    devmalloc_status_t st = devmalloc_heap_create(NULL, heap_bytes, &h);
-    if (st == DEVMALLOC_OK) {
-      CUdeviceptr d = devmalloc_heap_device_ptr(h);
-      e = cudaMemcpyToSymbol(devmalloc_heap_desc, &d, sizeof d);
-      if (e == cudaSuccess) heaps[dev] = h;
-      else devmalloc_heap_destroy(h);
-    } else {
-      e = st == DEVMALLOC_ENOMEM ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
-    }
-  }
-  pthread_mutex_unlock(&heaps_lock);
-  return e;
+ * Write this device image's descriptor (used by devmalloc_cuda_init() in
+ * cuda_init.cpp, a separate archive member so that programs that never call
+ * it need no -ldevmalloc). cudaMemcpyToSymbol can only name the descriptor
+ * from this translation unit. */
+extern "C" cudaError_t devmalloc__write_desc(unsigned long long heap_device_ptr) {
+  return cudaMemcpyToSymbol(devmalloc_heap_desc, &heap_device_ptr, sizeof heap_device_ptr);
 }

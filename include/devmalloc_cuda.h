@@ -8,8 +8,8 @@
  * Creates a heap in the current device's primary context (initializing it if
  * needed) and binds it to the program's device image. Calling it again for the
  * same device does nothing and returns cudaSuccess. Defined in the device
- * library (libdevmalloc_device.a); link with -ldevmalloc -lcuda as well
- * (without them it returns cudaErrorNotSupported).
+ * library (libdevmalloc_device.a); programs that call it link with
+ * -ldevmalloc -lcuda as well.
  */
 #ifndef DEVMALLOC_CUDA_H
 #define DEVMALLOC_CUDA_H

@@ -14,9 +14,13 @@ $(BUILD)/device/devmalloc.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 $(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
 
-$(DEVICE_LIB): $(BUILD)/device/devmalloc.o
+# devmalloc_cuda_init(): host code only, so it is no part of the device link.
+$(BUILD)/device/cuda_init.o: device/cuda_init.cpp include/*.h | $(BUILD)/device/.dir
+	$(CXX) -O2 -fPIC -Iinclude -I$(CUDA_HOME)/include -c $< -o $@
+
+$(DEVICE_LIB): $(BUILD)/device/devmalloc.o $(BUILD)/device/cuda_init.o
 	rm -f $@; $(NVCC) -lib $^ -o $@
-$(DEVICE_LTO_LIB): $(BUILD)/device/devmalloc_lto.o
+$(DEVICE_LTO_LIB): $(BUILD)/device/devmalloc_lto.o $(BUILD)/device/cuda_init.o
 	rm -f $@; $(NVCC) -lib $^ -o $@
 $(DEVICE_PTX): $(DEVICE_SRCS) | $(BUILD)/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) -arch=compute_$(DEVICE_PTX_ARCH) -ptx device/devmalloc.cu -o $@

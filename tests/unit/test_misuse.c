@@ -42,6 +42,14 @@ static void test_double_free_small(void **st) {
   assert_int_equal(dm_free(f.h, c), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(f.h));
+  /* The only block of its chunk: the chunk goes back to the tree at the first
+   * free, and the second free is still recognized as a double free. */
+  void *only = dm_malloc(f.h, 3000, 16);
+  assert_int_equal(dm_free(f.h, only), DM_FREE_OK);
+  assert_true(dm_heap_is_whole(f.h));
+  assert_int_equal(dm_free(f.h, only), DM_FREE_DOUBLE);
+  assert_int_equal(f.h->hstats->double_frees, 2);
+  fixture_assert_consistent(&f);
   f.h->hstats->double_frees = 0;
 }
 
