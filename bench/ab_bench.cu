@@ -233,6 +233,20 @@ static void run_size(const char *wl, size_t size, size_t n) {
   row(wl, size, n, "pair", median(tp), (double)(n - pfails), pfails, note);
 }
 
+/* Threads for a kernel whose time grows with its thread count: time `run`
+ * on at most 16K threads and reduce n so that one run stays under
+ * --max-seconds (the note says so). */
+template <typename F> static size_t capped(size_t n, F run, char *note, size_t notelen) {
+  size_t n0 = std::min<size_t>(n, 16384);
+  float ms0 = timed([&] { run(n0); });
+  CK(cudaDeviceSynchronize());
+  double est = ms0 * ((double)n / n0);
+  if (est <= O.max_seconds * 1000 || n <= n0) return n;
+  size_t m = std::max<size_t>(1024, (size_t)(n0 * (O.max_seconds * 500.0 / std::max(ms0, 0.001f))));
+  snprintf(note, notelen, "threads reduced from %zu", n);
+  return std::min(m, n);
+}
+
 static size_t threads_for(size_t size, size_t want) {
   size_t lim = O.heap / 2 / size;
   return std::max<size_t>(32, std::min(want, lim));
@@ -254,6 +268,12 @@ static void wl_scaling() {
 
 static void two_phase(const char *wl, size_t size, size_t n, bool mixed) {
   void **p = ptrs(n);
+  char note[64] = "";
+  n = capped(n, [&](size_t m) {
+    if (mixed) k_alloc_mixed<<<blocks(m), 256>>>(p, m, 7u);
+    else k_alloc_half<<<blocks(m), 256>>>(p, m, size, 7u);
+    k_free<<<blocks(m), 256>>>(p, m);
+  }, note, sizeof note);
   std::vector<float> ta, tf;
   unsigned long long allocated = 0;
   for (int r = 0; r <= O.reps; r++) { /* r == 0: warm-up */
@@ -268,8 +288,8 @@ static void two_phase(const char *wl, size_t size, size_t n, bool mixed) {
     if (r) { ta.push_back(a); tf.push_back(f); }
   }
   /* Divergent: about half the lanes ask, so NULLs are not counted as failures. */
-  row(wl, size, n, "alloc", median(ta), (double)allocated, mixed ? n - allocated : 0);
-  row(wl, size, n, "free", median(tf), (double)allocated, 0);
+  row(wl, size, n, "alloc", median(ta), (double)allocated, mixed ? n - allocated : 0, note);
+  row(wl, size, n, "free", median(tf), (double)allocated, 0, note);
 }
 
 static void wl_mixed() { two_phase("mixed", 0, threads_for(4096, O.threads), true); }
@@ -280,6 +300,8 @@ static void wl_divergent() {
 static void wl_churn() {
   size_t n = std::min<size_t>(O.threads, O.heap / 2 / (8 * 1024));
   int rounds = 16;
+  char note[96] = "";
+  n = capped(n, [&](size_t m) { k_churn<<<blocks(m), 256>>>(m, rounds, dctr); }, note, sizeof note);
   std::vector<float> t;
   unsigned long long fails = 0;
   for (int r = 0; r <= O.reps; r++) {
@@ -290,13 +312,16 @@ static void wl_churn() {
     if (ms > O.max_seconds * 1000) break;
   }
   if (t.empty()) t.push_back(0);
-  row("churn", 0, n, "alloc+free", median(t), (double)n * (rounds + 8) * 2.0 / 2.0, fails,
-      "ops = mallocs + frees, counted as pairs");
+  row("churn", 0, n, "alloc+free", median(t), (double)n * rounds, fails,
+      note[0] ? note : "ops = malloc+free pairs");
 }
 
 static void wl_graph() {
   size_t n = std::min<size_t>(O.threads / 4, O.heap / 2 / 4096);
   int edges = 256;
+  char note[96] = "";
+  n = capped(n, [&](size_t m) { k_graph<<<blocks(m), 256>>>(m, edges, dctr, dctr + 1); }, note,
+             sizeof note);
   std::vector<float> t;
   unsigned long long fails = 0;
   for (int r = 0; r <= O.reps; r++) {
@@ -309,7 +334,7 @@ static void wl_graph() {
   if (t.empty()) t.push_back(0);
   /* each vertex: 1 + log2(edges/2) mallocs, as many frees */
   double ops = (double)n * (1 + 7);
-  row("graph", 4, n, "grow-by-doubling", median(t), ops, fails, "ops = malloc+free pairs");
+  row("graph", 4, n, "grow-by-doubling", median(t), ops, fails, note[0] ? note : "ops = malloc+free pairs");
 }
 
 /* Fill the heap with one size until NULL; utilization = bytes granted / heap. */

@@ -332,7 +332,9 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
   uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
   dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
   dm_sem_signal(&b->sem, count, 0);
-  if (used == cap && used > count) { /* was full: list it again */
+  if (used == cap) { /* was full (and maybe unlisted): list it again; a release
+                       * below unlinks it, and if the release fails (its units
+                       * are reserved) waiters must find it in the list */
     bin_lock(b);
     uint64_t v = dm_load64(&h->chunks[chunk].live);
     if (!h->chunks[chunk].listed && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
