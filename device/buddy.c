@@ -190,6 +190,19 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
     node_lock(b, p);
     node_lock(b, p * 2);
     node_lock(b, p * 2 + 1);
+    /* The buddy is AVAIL but its units are all taken: waiters in flight will
+     * claim AVAIL nodes of this order. Give them a moment (bounded) before
+     * deciding not to merge, so that they take the buddy or return units. */
+    for (int tries = 0; tries < 32 && dm_load32(&b->state[bud]) == DM_NODE_AVAIL &&
+                        dm_sem_value(&b->sem[order]) == 0; tries++) {
+      node_unlock(b, p * 2 + 1);
+      node_unlock(b, p * 2);
+      node_unlock(b, p);
+      dm_pause();
+      node_lock(b, p);
+      node_lock(b, p * 2);
+      node_lock(b, p * 2 + 1);
+    }
     if (dm_load32(&b->state[bud]) == DM_NODE_AVAIL && dm_sem_try_wait(&b->sem[order], 1)) {
       set_busy(b, bud);
       dm_store32(&b->state[p], DM_NODE_BUSY); /* p is now an owned block */
