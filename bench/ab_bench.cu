@@ -94,11 +94,17 @@ __global__ void k_alloc_half(void **ptrs, size_t n, size_t size, uint32_t seed) 
   if (p) *(volatile uint32_t *)p = (uint32_t)i;
   ptrs[i] = p;
 }
-/* allocate until NULL; slots get every block */
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+/* allocate until NULL (or the deadline: next[2] is set then); slots get every block */
 __global__ void k_fill(void **slots, unsigned long long cap, unsigned long long *next, size_t size,
-                       int mixed) {
+                       int mixed, unsigned long long deadline_ns) {
   uint32_t r = hash32((uint32_t)gtid() + 17u);
   for (;;) {
+    if (globaltimer_ns() > deadline_ns) { next[2] = 1; return; }
     size_t s = size;
     if (mixed) { r = hash32(r); s = 16 + r % 4081; }
     void *p = malloc(s);
@@ -109,6 +115,7 @@ __global__ void k_fill(void **slots, unsigned long long cap, unsigned long long 
     atomicAdd(next + 1, (unsigned long long)s);
   }
 }
+__global__ void k_now(unsigned long long *t) { *t = globaltimer_ns(); }
 /* churn: each thread keeps 8 live blocks and replaces one per round */
 __global__ void k_churn(size_t n, int rounds, unsigned long long *fails) {
   size_t i = gtid();
@@ -349,12 +356,22 @@ static void wl_util() {
     CK(cudaMalloc(&slots, cap * sizeof(void *)));
     zero_ctrs();
     size_t n = std::min<size_t>(O.threads, 65536);
-    float ms = timed([&] { k_fill<<<blocks(n), 256>>>(slots, cap, dctr, s ? s : 16, s == 0); });
-    unsigned long long got = std::min(read_ctr(0), cap), bytes = read_ctr(1);
+    unsigned long long t0 = 0;
+    { /* the GPU's clock, for the deadline */
+      unsigned long long *d;
+      CK(cudaMalloc(&d, sizeof *d));
+      k_now<<<1, 1>>>(d);
+      CK(cudaMemcpy(&t0, d, sizeof t0, cudaMemcpyDeviceToHost));
+      CK(cudaFree(d));
+    }
+    unsigned long long deadline = t0 + (unsigned long long)(O.max_seconds * 10 * 1e9);
+    float ms = timed([&] { k_fill<<<blocks(n), 256>>>(slots, cap, dctr, s ? s : 16, s == 0, deadline); });
+    unsigned long long got = std::min(read_ctr(0), cap), bytes = read_ctr(1), late = read_ctr(2);
     k_free<<<blocks(got), 256>>>(slots, got);
     CK(cudaDeviceSynchronize());
     char note[96];
-    snprintf(note, sizeof note, "utilization %.1f%% ended", 100.0 * bytes / O.heap);
+    snprintf(note, sizeof note, "utilization %.1f%% %s", 100.0 * bytes / O.heap,
+             late ? "stopped-at-time-limit" : "ended-at-NULL");
     row("util", s, n, "fill-until-NULL", ms, (double)got, 0, note);
     CK(cudaFree(slots));
   }

@@ -3,10 +3,17 @@
 # malloc and with devmalloc, in one invocation, on the GPU.
 #
 #   bench/run.sh [--out DIR] [--quick] [ab_bench options...]
+#   bench/run.sh --app "CMD ARGS" [--out DIR] [--reps R]
 #     --out DIR     where CSV files, the table and plots go (default bench-results/)
 #     --quick       a short run (fewer sizes and repetitions)
-#   ab_bench options: --heap BYTES --threads N --reps R --max-seconds S
-#                     --workloads sizes,scaling,mixed,divergent,churn,graph,util,init
+#     --app CMD     A/B of one unmodified program: CMD without and with the
+#                   LD_PRELOAD shim (load-time re-link), R runs each, median
+#                   wall time, and whether the two outputs are identical
+#   ab_bench options: --heap BYTES (default 4G) --threads N (default 1M)
+#                     --reps R (default 5) --max-seconds S (default 4: per-kernel
+#                     time cap; slower kernels run with fewer threads, noted)
+#                     --workloads init,sizes,scaling,mixed,divergent,churn,graph
+#                     (utilization runs after them on a 256 MiB heap)
 #                     --sizes 16,64,1K,...
 # Needs a CUDA GPU; without one it says so and exits 2.
 set -uo pipefail
@@ -14,15 +21,26 @@ cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 out=bench-results
 args=()
+app=""
+reps=5
 quick=0
+maxs=4
+wl=init,sizes,scaling,mixed,divergent,churn,graph
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
+    --workloads) wl=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --app) app=$2; shift 2 ;;
+    --reps) reps=$2; args+=("$1" "$2"); shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
+if [ -n "$app" ]; then
+  exec bash bench/ab_app.sh "$out" "$reps" "$app"
+fi
 for b in ab_stock ab_devmalloc; do
   [ -x "$B/bench/$b" ] || { echo "bench: $B/bench/$b missing: run 'make gpu-build' first" >&2; exit 2; }
 done
@@ -34,17 +52,25 @@ fi
 rm -f "$out.probe.err"
 mkdir -p "$out"
 if [ $quick -eq 1 ]; then
-  args=(--reps 3 --sizes 16,64,256,1K,4K,16K,64K,1M --workloads init,sizes,mixed,divergent,churn,graph "${args[@]}")
+  args=(--reps 3 --sizes 16,64,256,1K,4K,16K,64K,1M "${args[@]}")
+  wl=init,sizes,mixed,divergent,churn,graph
 fi
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 echo "# GPU: ${gpu:-unknown}" | tee "$out/gpu.txt"
 header="variant,workload,size,threads,kernel,ms,mops,failures,note"
+# Phase 1: the throughput workloads, both variants; phase 2: utilization
+# (a 256 MiB heap filled until NULL, as the papers do; bounded in time). Each
+# phase runs stock then devmalloc, so a run cut short still has A/B pairs.
 for v in stock devmalloc; do
   echo "== $v: ab_bench ${args[*]}" >&2
-  { echo "$header"; "$B/bench/ab_$v" "${args[@]}"; } >"$out/$v.csv" || { echo "bench: ab_$v failed" >&2; exit 3; }
-  # utilization: a small heap filled until NULL (256 MiB, as the papers do)
-  if [ $quick -eq 0 ]; then
-    "$B/bench/ab_$v" --heap 256M --workloads util >>"$out/$v.csv" || { echo "bench: ab_$v util failed" >&2; exit 3; }
-  fi
+  { echo "$header"; "$B/bench/ab_$v" --workloads "$wl" "${args[@]}"; } >"$out/$v.csv" \
+    || { echo "bench: ab_$v failed" >&2; exit 3; }
 done
+if [ $quick -eq 0 ] && [[ ",$wl," != *",noutil,"* ]]; then
+  for v in stock devmalloc; do
+    echo "== $v: utilization" >&2
+    "$B/bench/ab_$v" --heap 256M --workloads util --max-seconds "$maxs" >>"$out/$v.csv" \
+      || { echo "bench: ab_$v util failed" >&2; exit 3; }
+  done
+fi
 python3 bench/report.py "$out" "$gpu"
