@@ -6,6 +6,8 @@
 #   bench/run.sh --app "CMD ARGS" [--out DIR] [--reps R]
 #     --out DIR     where CSV files, the table and plots go (default bench-results/)
 #     --quick       a short run (fewer sizes and repetitions)
+#     --pool        the host pool benchmark instead (cudaMalloc vs cudaMallocAsync
+#                   vs the MAM pool: latency p50/p99 by size and live segments)
 #     --app CMD     A/B of one unmodified program: CMD without and with the
 #                   LD_PRELOAD shim (load-time re-link), R runs each, median
 #                   wall time, and whether the two outputs are identical
@@ -22,6 +24,7 @@ B=${BUILD:-build}
 out=bench-results
 args=()
 app=""
+pool=0
 reps=5
 quick=0
 maxs=4
@@ -32,12 +35,18 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
     --workloads) wl=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     --app) app=$2; shift 2 ;;
+    --pool) pool=1; shift ;;
     --reps) reps=$2; args+=("$1" "$2"); shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
+if [ $pool -eq 1 ]; then
+  [ -x "$B/pool/pool_bench" ] || { echo "bench: $B/pool/pool_bench missing: run 'make gpu-build' first" >&2; exit 2; }
+  "$B/pool/pool_bench" "$out" "${args[@]}" || exit $?
+  exec python3 bench/plot_pool.py "$out"
+fi
 if [ -n "$app" ]; then
   exec bash bench/ab_app.sh "$out" "$reps" "$app"
 fi

@@ -45,6 +45,7 @@ static DM_INLINE void node_lock(dm_buddy_t *b, uint64_t i) {
 static DM_INLINE void node_unlock(dm_buddy_t *b, uint64_t i) {
   dm_fence();
   dm_store32(&b->lock[i], 0u);
+  DM_CHAOS_POINT();
 }
 
 static DM_INLINE uint64_t *avail_word(dm_buddy_t *b, uint64_t i, uint64_t *bit) {
@@ -151,6 +152,7 @@ DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
   uint64_t node = 0;
   for (;;) {
     if (dm_sem_wait(&b->sem[h], 1, 2) == DM_SEM_OK) {
+      DM_CHAOS_POINT();
       node = dm_buddy_claim(b, h);
       break;
     }

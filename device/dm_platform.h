@@ -121,6 +121,14 @@ static inline int dm_popc64(uint64_t x) { return __builtin_popcountll(x); }
 static inline int dm_clz64(uint64_t x) { return __builtin_clzll(x); }
 #endif
 
+/* Test hook: DM_CHAOS builds (host only) yield at random points of the
+ * lock-free protocols to widen race windows. */
+#if defined(DM_CHAOS) && !defined(__CUDACC__)
+#define DM_CHAOS_POINT() do { if ((dm_host_rand() & 3) == 0) sched_yield(); } while (0)
+#else
+#define DM_CHAOS_POINT() ((void)0)
+#endif
+
 /* Assertions: DM_ASSERT is checked in host test builds only (DM_DEBUG). */
 #if defined(DM_DEBUG) && !defined(__CUDACC__)
 #include <assert.h>

@@ -54,6 +54,7 @@ static DM_INLINE void bin_lock(dm_bin_t *b) {
 static DM_INLINE void bin_unlock(dm_bin_t *b) {
   dm_fence();
   dm_store32(&b->lock, 0u);
+  DM_CHAOS_POINT();
 }
 
 /* List of non-full chunks; caller holds the bin lock. */
