@@ -158,28 +158,26 @@ static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdev
                                                                             : DEVMALLOC_ECUDA;
 }
 
-devmalloc_status_t devmalloc_heap_bind_module(devmalloc_heap_t *h, CUmodule mod) {
-  if (!h || !mod) return DEVMALLOC_EINVAL;
+/* Bind to a module (library == NULL) or a library (module == NULL). */
+static devmalloc_status_t bind_owner(devmalloc_heap_t *h, CUmodule mod, CUlibrary lib) {
+  if (!h || (!mod && !lib)) return DEVMALLOC_EINVAL;
   devmalloc_status_t st = push(h->ctx);
   if (st) return st;
   CUdeviceptr addr = 0;
   size_t size = 0;
-  CUresult r = cuModuleGetGlobal(&addr, &size, mod, DEVMALLOC_DESC_SYMBOL);
+  CUresult r = mod ? cuModuleGetGlobal(&addr, &size, mod, DEVMALLOC_DESC_SYMBOL)
+                   : cuLibraryGetGlobal(&addr, &size, lib, DEVMALLOC_DESC_SYMBOL);
   st = bind_global(h, r, addr, size);
   pop();
   return st;
 }
 
+devmalloc_status_t devmalloc_heap_bind_module(devmalloc_heap_t *h, CUmodule mod) {
+  return mod ? bind_owner(h, mod, NULL) : DEVMALLOC_EINVAL;
+}
+
 devmalloc_status_t devmalloc_heap_bind_library(devmalloc_heap_t *h, CUlibrary lib) {
-  if (!h || !lib) return DEVMALLOC_EINVAL;
-  devmalloc_status_t st = push(h->ctx);
-  if (st) return st;
-  CUdeviceptr addr = 0;
-  size_t size = 0;
-  CUresult r = cuLibraryGetGlobal(&addr, &size, lib, DEVMALLOC_DESC_SYMBOL);
-  st = bind_global(h, r, addr, size);
-  pop();
-  return st;
+  return lib ? bind_owner(h, NULL, lib) : DEVMALLOC_EINVAL;
 }
 
 /* Copy the metadata (everything after the pool) to the host and rebase a

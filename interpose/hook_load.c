@@ -95,67 +95,87 @@ static dm_has_t scan(const void *image, int relinked) {
   return relinked ? DM_HAS_YES : dm_image_has_devmalloc(image);
 }
 
-/* --- modules ------------------------------------------------------------- */
+/* One in-memory load through the driver: `load` calls the real entry point
+ * (with the caller's other arguments) on the image it is given. */
+typedef struct loader {
+  CUresult (*load)(struct loader *l, const void *image);
+} loader_t;
 
-CUresult dm_h_module_load_data(dm_pfn_cuModuleLoadData real, CUmodule *module,
-                               const void *image) {
+/* Load `image` re-linked when that applies, the original when not or when
+ * the re-linked one fails to load; then record the new module/library. */
+static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
+                           void *const *handle, const char *api) {
   char why[256];
   const void *rl;
   dm_has_t has = dm_image_has_devmalloc(image);
   const void *use = maybe_relink(image, has, &rl, why, sizeof why);
-  CUresult r = real(module, use);
+  CUresult r = l->load(l, use);
   if (rl && r != CUDA_SUCCESS) {
     dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
            dm_cu_err(r));
     use = image;
-    r = real(module, image);
+    r = l->load(l, image);
   }
   if (rl) dm_relink_free(rl);
   if (r == CUDA_SUCCESS)
-    record(DM_OWNER_MODULE, *module, scan(image, use != image), "cuModuleLoadData", NULL,
-           use != image, why);
+    record(kind, *handle, scan(image, use != image), api, NULL, use != image, why);
   return r;
+}
+
+/* --- modules ------------------------------------------------------------- */
+
+typedef struct {
+  loader_t base;
+  dm_pfn_cuModuleLoadData real;
+  CUmodule *module;
+} load_data_t;
+static CUresult load_data(loader_t *l, const void *image) {
+  load_data_t *a = (load_data_t *)l;
+  return a->real(a->module, image);
+}
+
+CUresult dm_h_module_load_data(dm_pfn_cuModuleLoadData real, CUmodule *module,
+                               const void *image) {
+  load_data_t a = {{load_data}, real, module};
+  return load_image(&a.base, image, DM_OWNER_MODULE, (void *const *)module, "cuModuleLoadData");
+}
+
+typedef struct {
+  loader_t base;
+  dm_pfn_cuModuleLoadDataEx real;
+  CUmodule *module;
+  unsigned int n;
+  CUjit_option *opts;
+  void **vals;
+} load_data_ex_t;
+static CUresult load_data_ex(loader_t *l, const void *image) {
+  load_data_ex_t *a = (load_data_ex_t *)l;
+  return a->real(a->module, image, a->n, a->opts, a->vals);
 }
 
 CUresult dm_h_module_load_data_ex(dm_pfn_cuModuleLoadDataEx real, CUmodule *module,
                                   const void *image, unsigned int n, CUjit_option *opts,
                                   void **vals) {
-  char why[256];
-  const void *rl;
-  dm_has_t has = dm_image_has_devmalloc(image);
-  const void *use = maybe_relink(image, has, &rl, why, sizeof why);
-  CUresult r = real(module, use, n, opts, vals);
-  if (rl && r != CUDA_SUCCESS) {
-    dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
-           dm_cu_err(r));
-    use = image;
-    r = real(module, image, n, opts, vals);
-  }
-  if (rl) dm_relink_free(rl);
-  if (r == CUDA_SUCCESS)
-    record(DM_OWNER_MODULE, *module, scan(image, use != image), "cuModuleLoadDataEx", NULL,
-           use != image, why);
-  return r;
+  load_data_ex_t a = {{load_data_ex}, real, module, n, opts, vals};
+  return load_image(&a.base, image, DM_OWNER_MODULE, (void *const *)module,
+                    "cuModuleLoadDataEx");
+}
+
+typedef struct {
+  loader_t base;
+  dm_pfn_cuModuleLoadFatBinary real;
+  CUmodule *module;
+} load_fatbin_t;
+static CUresult load_fatbin(loader_t *l, const void *image) {
+  load_fatbin_t *a = (load_fatbin_t *)l;
+  return a->real(a->module, image);
 }
 
 CUresult dm_h_module_load_fatbin(dm_pfn_cuModuleLoadFatBinary real, CUmodule *module,
                                  const void *fatbin) {
-  char why[256];
-  const void *rl;
-  dm_has_t has = dm_image_has_devmalloc(fatbin);
-  const void *use = maybe_relink(fatbin, has, &rl, why, sizeof why);
-  CUresult r = real(module, use);
-  if (rl && r != CUDA_SUCCESS) {
-    dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
-           dm_cu_err(r));
-    use = fatbin;
-    r = real(module, fatbin);
-  }
-  if (rl) dm_relink_free(rl);
-  if (r == CUDA_SUCCESS)
-    record(DM_OWNER_MODULE, *module, scan(fatbin, use != fatbin), "cuModuleLoadFatBinary",
-           NULL, use != fatbin, why);
-  return r;
+  load_fatbin_t a = {{load_fatbin}, real, module};
+  return load_image(&a.base, fatbin, DM_OWNER_MODULE, (void *const *)module,
+                    "cuModuleLoadFatBinary");
 }
 
 CUresult dm_h_module_load(dm_pfn_cuModuleLoad real, CUmodule *module, const char *fname) {
@@ -191,26 +211,29 @@ CUresult dm_h_module_unload(dm_pfn_cuModuleUnload real, CUmodule hmod) {
 
 /* --- libraries ------------------------------------------------------------- */
 
+typedef struct {
+  loader_t base;
+  dm_pfn_cuLibraryLoadData real;
+  CUlibrary *library;
+  CUjit_option *jo;
+  void **jv;
+  unsigned int nj;
+  CUlibraryOption *lo;
+  void **lv;
+  unsigned int nl;
+} load_library_t;
+static CUresult load_library(loader_t *l, const void *image) {
+  load_library_t *a = (load_library_t *)l;
+  return a->real(a->library, image, a->jo, a->jv, a->nj, a->lo, a->lv, a->nl);
+}
+
 CUresult dm_h_library_load_data(dm_pfn_cuLibraryLoadData real, CUlibrary *library,
                                 const void *code, CUjit_option *jo, void **jv,
                                 unsigned int nj, CUlibraryOption *lo, void **lv,
                                 unsigned int nl) {
-  char why[256];
-  const void *rl;
-  dm_has_t has = dm_image_has_devmalloc(code);
-  const void *use = maybe_relink(code, has, &rl, why, sizeof why);
-  CUresult r = real(library, use, jo, jv, nj, lo, lv, nl);
-  if (rl && r != CUDA_SUCCESS) {
-    dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
-           dm_cu_err(r));
-    use = code;
-    r = real(library, code, jo, jv, nj, lo, lv, nl);
-  }
-  if (rl) dm_relink_free(rl);
-  if (r == CUDA_SUCCESS)
-    record(DM_OWNER_LIBRARY, *library, scan(code, use != code), "cuLibraryLoadData", NULL,
-           use != code, why);
-  return r;
+  load_library_t a = {{load_library}, real, library, jo, jv, nj, lo, lv, nl};
+  return load_image(&a.base, code, DM_OWNER_LIBRARY, (void *const *)library,
+                    "cuLibraryLoadData");
 }
 
 CUresult dm_h_library_load_file(dm_pfn_cuLibraryLoadFromFile real, CUlibrary *library,
