@@ -304,12 +304,65 @@ static void t_concurrent_first_launch(void **st) {
   assert_int_equal(fk_binds_mod, 1);
 }
 
+
+/* The in-memory load hooks forward every argument to the driver, record the
+ * loaded module/library only when the load succeeded, and pass a failure on. */
+static const void *ld_image;
+static unsigned ld_n;
+static CUresult ld_result;
+static CUresult f_load_data(CUmodule *m, const void *img) {
+  ld_image = img;
+  if (ld_result == CUDA_SUCCESS) *m = (CUmodule)0x7101;
+  return ld_result;
+}
+static CUresult f_load_data_ex(CUmodule *m, const void *img, unsigned n, CUjit_option *o, void **v) {
+  ld_image = img;
+  ld_n = n;
+  if (ld_result == CUDA_SUCCESS) *m = (CUmodule)0x7102;
+  return ld_result;
+}
+static CUresult f_load_lib(CUlibrary *l, const void *img, CUjit_option *jo, void **jv, unsigned nj,
+                           CUlibraryOption *lo, void **lv, unsigned nl) {
+  ld_image = img;
+  ld_n = nj + nl;
+  if (ld_result == CUDA_SUCCESS) *l = (CUlibrary)0x7103;
+  return ld_result;
+}
+
+static void t_load_hooks(void **st) {
+  reset_all();
+  static const unsigned char plain[64] = {1, 2, 3}; /* no fatbin, no devmalloc */
+  CUmodule m = NULL;
+  CUlibrary l = NULL;
+  ld_result = CUDA_SUCCESS;
+  assert_int_equal(dm_h_module_load_data(f_load_data, &m, plain), CUDA_SUCCESS);
+  assert_ptr_equal(ld_image, plain);
+  assert_ptr_equal(m, (CUmodule)0x7101);
+  dm_owner_lock();
+  assert_non_null(dm_owner_get(DM_OWNER_MODULE, m, 0));
+  dm_owner_unlock();
+  assert_int_equal(dm_h_module_load_data_ex(f_load_data_ex, &m, plain, 3, NULL, NULL), CUDA_SUCCESS);
+  assert_int_equal(ld_n, 3);
+  assert_int_equal(dm_h_library_load_data(f_load_lib, &l, plain, NULL, NULL, 2, NULL, NULL, 5),
+                   CUDA_SUCCESS);
+  assert_int_equal(ld_n, 7);
+  dm_owner_lock();
+  assert_non_null(dm_owner_get(DM_OWNER_LIBRARY, l, 0));
+  dm_owner_unlock();
+  ld_result = CUDA_ERROR_INVALID_IMAGE; /* a failed load is passed on, not recorded */
+  CUmodule m2 = NULL;
+  assert_int_equal(dm_h_module_load_data(f_load_data, &m2, plain), CUDA_ERROR_INVALID_IMAGE);
+  assert_null(m2);
+  assert_int_equal(fk_binds_mod + fk_binds_lib, 0); /* nothing bound: no devmalloc in it */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),
     cmocka_unit_test(t_cache_owners),  cmocka_unit_test(t_image_scan),
     cmocka_unit_test(t_image_scan_real), cmocka_unit_test(t_launch_path),
     cmocka_unit_test(t_capture_deferred), cmocka_unit_test(t_concurrent_first_launch),
+    cmocka_unit_test(t_load_hooks),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
