@@ -57,22 +57,31 @@ static DM_INLINE void bin_unlock(dm_bin_t *b) {
   DM_CHAOS_POINT();
 }
 
-/* List of non-full chunks; caller holds the bin lock. */
+/* List of non-full chunks; caller holds the bin lock. The fields are read
+ * and written through the platform's coherent accessors: on the GPU a plain
+ * load may be served from a non-coherent L1 line that another SM changed
+ * under the same lock. */
+static DM_INLINE uint32_t ld(const uint32_t *p) { return dm_load32(p); }
+static DM_INLINE void st(uint32_t *p, uint32_t v) { dm_store32(p, v); }
+
 static DM_INLINE void list_insert(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
   dm_chunk_t *c = &h->chunks[idx];
-  c->prev = 0;
-  c->next = b->head;
-  if (b->head) h->chunks[b->head - 1].prev = idx + 1;
-  b->head = idx + 1;
-  c->listed = 1;
+  uint32_t head = ld(&b->head);
+  st(&c->prev, 0);
+  st(&c->next, head);
+  if (head) st(&h->chunks[head - 1].prev, idx + 1);
+  st(&b->head, idx + 1);
+  st(&c->listed, 1);
 }
 static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
   dm_chunk_t *c = &h->chunks[idx];
-  if (c->prev) h->chunks[c->prev - 1].next = c->next;
-  else b->head = c->next;
-  if (c->next) h->chunks[c->next - 1].prev = c->prev;
-  c->prev = c->next = 0;
-  c->listed = 0;
+  uint32_t prev = ld(&c->prev), next = ld(&c->next);
+  if (prev) st(&h->chunks[prev - 1].next, next);
+  else st(&b->head, next);
+  if (next) st(&h->chunks[next - 1].prev, prev);
+  st(&c->prev, 0);
+  st(&c->next, 0);
+  st(&c->listed, 0);
 }
 
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk) {
@@ -103,6 +112,21 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
   return m;
 }
 
+/* Bits of bitmap word w that are never free: past the class's slots, or
+ * slots at a 16 KiB-aligned address (at most 7 per chunk). */
+static DM_INLINE uint64_t unusable_bits(const dm_class_t *c, uint32_t words, uint32_t w) {
+  if (w >= words) return ~0ull;
+  uint64_t v = 0;
+  if (w == words - 1 && (c->nslots & 63u)) v = ~0ull << (c->nslots & 63u);
+  for (uint64_t k = 1; k * DM_DISPATCH_ALIGN < DM_CHUNK_BYTES; k++) {
+    uint64_t off = k * DM_DISPATCH_ALIGN - DM_SLAB_DATA_OFF;
+    if (off % c->size) continue;
+    uint64_t slot = off / c->size;
+    if (slot < c->nslots && (slot >> 6) == w) v |= 1ull << (slot & 63u);
+  }
+  return v;
+}
+
 /* Format chunk `idx` for (arena, cls) with its first `take` free slots
  * claimed by the caller; returns them as a grant. */
 static DM_INLINE dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
@@ -110,19 +134,16 @@ static DM_INLINE dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t ar
   const dm_class_t *c = &h->classes[cls];
   uint64_t *bm = chunk_bitmap(h, idx);
   uint32_t words = class_words(c);
+  uint64_t mine = 0;
   for (uint32_t w = 0; w < DM_CHUNK_WORDS; w++) {
-    uint64_t v = 0;
-    for (uint32_t bit = 0; bit < 64; bit++) {
-      uint64_t slot = (uint64_t)w * 64u + bit;
-      if (w >= words || slot >= c->nslots ||
-          (DM_SLAB_DATA_OFF + slot * c->size) % DM_DISPATCH_ALIGN == 0)
-        v |= 1ull << bit;
+    uint64_t v = unusable_bits(c, words, w);
+    if (w == 0) { /* the caller's slots: the first `take` free ones */
+      mine = lowest_bits(~v, take);
+      DM_ASSERT((uint32_t)dm_popc64(mine) == take);
+      v |= mine;
     }
-    bm[w] = v;
+    dm_store64(&bm[w], v);
   }
-  uint64_t mine = lowest_bits(~bm[0], take);
-  DM_ASSERT((uint32_t)dm_popc64(mine) == take);
-  bm[0] |= mine;
   dm_fence();
   dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
   dm_grant_t g;
@@ -174,10 +195,10 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
     /* The hint is full or stale: pick the first listed chunk with room and
      * drop full ones from the list on the way. */
     bin_lock(b);
-    uint32_t cur = b->head;
+    uint32_t cur = ld(&b->head);
     while (cur) {
       uint64_t v = dm_load64(&h->chunks[cur - 1].live);
-      uint32_t next = h->chunks[cur - 1].next;
+      uint32_t next = ld(&h->chunks[cur - 1].next);
       if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
       list_remove(h, b, cur - 1);
       cur = next;
@@ -313,8 +334,8 @@ static DM_INLINE void chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   bin_lock(b);
   int dead = dm_cas64(&h->chunks[idx].live, (uint64_t)tag << 32, 0) == (uint64_t)tag << 32;
   if (dead) {
-    if (h->chunks[idx].listed) list_remove(h, b, idx);
-    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, b->head);
+    if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
+    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
   }
   bin_unlock(b);
   if (!dead) {
@@ -338,7 +359,7 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
                        * are reserved) waiters must find it in the list */
     bin_lock(b);
     uint64_t v = dm_load64(&h->chunks[chunk].live);
-    if (!h->chunks[chunk].listed && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
+    if (!ld(&h->chunks[chunk].listed) && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
       list_insert(h, b, chunk);
     if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
     bin_unlock(b);
