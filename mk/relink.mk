@@ -23,14 +23,8 @@ RELINK_LIB  := $(BUILD)/libdevmalloc_relink.a
 RELINK_LDLIBS := -l:libzstd.a -l:liblz4.a -lelf -lpthread -ldl
 RELINK_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
 
-# devmalloc's PTX embedded in the shim: build/devmalloc.ptx from mk/device.mk
-# when that part exists, else a stub (tests/fixtures/stub_devmalloc.cu) so the
-# archive still builds; the stub is not an allocator.
-ifneq ($(wildcard mk/device.mk),)
-DM_PTX ?= $(BUILD)/devmalloc.ptx
-else
-DM_PTX ?= $(RELINK_DIR)/fixtures/stub_devmalloc.ptx
-endif
+# devmalloc's PTX embedded in the shim (mk/device.mk builds it).
+DM_PTX := $(DEVICE_PTX)
 
 RELINK_OBJS := $(RELINK_SRCS:interpose/%.c=$(RELINK_DIR)/%.o) $(RELINK_DIR)/devmalloc_ptx.o
 RELINK_READER_OBJS := $(RELINK_READER_SRCS:interpose/%.c=$(RELINK_DIR)/%.o)
