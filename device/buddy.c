@@ -172,12 +172,17 @@ DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
 
 /* Free an owned node of `order` (BUSY, not split), merging with its buddy.
  *
- * A node's semaphore unit is always signalled before the node becomes AVAIL
- * (here and in split_node), never after: then a failed try-wait proves that
- * every AVAIL node of the order, the buddy included, is about to be taken
- * by a waiter or a merge in flight, so leaving both buddies AVAIL cannot
- * survive quiescence. Signalling after would let a waiter take a node made
- * AVAIL meanwhile and strand two free buddies (seen on the GPU). */
+ * When the buddy is AVAIL but try-wait fails, every unit of the order is held
+ * by a waiter or a merge in flight. Making x AVAIL then would strand the pair:
+ * a waiter holding "the buddy's" unit may claim some other node freed
+ * meanwhile, and both buddies stay free and unmerged for good (seen on the
+ * GPU under heavy chunk churn). So the free waits, holding no lock, until the
+ * buddy is taken (no merge: x becomes AVAIL) or a unit is free (merge). It
+ * cannot wait forever: while the buddy is AVAIL and no unit is free, some
+ * waiter or merge is in flight and finishes, and when none is, the buddy's own
+ * unit is free. A node's unit is signalled before the node becomes AVAIL (here
+ * and in split_node), so a failed try-wait never misses a node being made
+ * AVAIL. */
 DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
   uint32_t order = node_order(b, x);
   for (;;) {
@@ -192,27 +197,21 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
     node_lock(b, p);
     node_lock(b, p * 2);
     node_lock(b, p * 2 + 1);
-    /* The buddy is AVAIL but its units are all taken: waiters in flight will
-     * claim AVAIL nodes of this order. Give them a moment (bounded) before
-     * deciding not to merge, so that they take the buddy or return units. */
-    for (int tries = 0; tries < 32 && dm_load32(&b->state[bud]) == DM_NODE_AVAIL &&
-                        dm_sem_value(&b->sem[order]) == 0; tries++) {
+    if (dm_load32(&b->state[bud]) == DM_NODE_AVAIL) {
+      int merge = dm_sem_try_wait(&b->sem[order], 1);
+      if (merge) {
+        set_busy(b, bud);
+        dm_store32(&b->state[p], DM_NODE_BUSY); /* p is now an owned block */
+      }
       node_unlock(b, p * 2 + 1);
       node_unlock(b, p * 2);
       node_unlock(b, p);
-      dm_pause();
-      node_lock(b, p);
-      node_lock(b, p * 2);
-      node_lock(b, p * 2 + 1);
-    }
-    if (dm_load32(&b->state[bud]) == DM_NODE_AVAIL && dm_sem_try_wait(&b->sem[order], 1)) {
-      set_busy(b, bud);
-      dm_store32(&b->state[p], DM_NODE_BUSY); /* p is now an owned block */
-      node_unlock(b, p * 2 + 1);
-      node_unlock(b, p * 2);
-      node_unlock(b, p);
-      x = p;
-      order++;
+      if (merge) {
+        x = p;
+        order++;
+      } else {
+        dm_pause(); /* the buddy's unit is held by a waiter or merge in flight */
+      }
       continue;
     }
     dm_sem_signal(&b->sem[order], 1, 0);

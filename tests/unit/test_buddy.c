@@ -1,6 +1,8 @@
 /* test_buddy.c — the tree buddy allocator: split, merge, the two invariants
  * (no two available siblings; an available node has only busy descendants),
  * alignment, pools that are not a power of two, lookup for free. */
+#include <pthread.h>
+#include <unistd.h>
 #include "test_common.h"
 
 #define MiB (1ull << 20)
@@ -134,6 +136,72 @@ static void test_too_large_fails_at_once(void **st) {
   fixture_heap_fini(&f);
 }
 
+
+/* The race that stranded free buddies on the GPU, played out step by step.
+ * Leaves a0 a1 | a2 a3 are allocated; a3 is freed (AVAIL). A waiter takes a
+ * unit of order 0 (it will claim "some" AVAIL leaf). a2 is freed while its
+ * buddy a3 is AVAIL and no unit is free. Then a0 is freed (a1 is busy) and
+ * the waiter claims the lowest AVAIL leaf, a0. Had the free of a2 made it
+ * AVAIL at once, a2 and a3 would stay free and unmerged for good. */
+static dm_buddy_t *race_b;
+static uint64_t race_a2;
+static volatile int race_freed;
+static void *free_a2(void *arg) {
+  dm_buddy_free(race_b, race_a2);
+  race_freed = 1;
+  return NULL;
+}
+
+static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 4 * MiB, 1);
+  dm_buddy_t *b = &f.h->buddy;
+  /* Allocate leaves until two complete sibling pairs are held: (a0, a1) the
+   * lower, (a2, a3) the higher. */
+  enum { N = 16 };
+  uint64_t held[N], a[4] = {0};
+  int n = 0, pairs = 0;
+  while (pairs < 2 && n < N) {
+    held[n] = dm_buddy_alloc(b, 0);
+    assert_true(held[n] != 0);
+    for (int j = 0; j < n; j++)
+      if ((held[j] ^ 1u) == held[n]) {
+        uint64_t lo = held[j] < held[n] ? held[j] : held[n];
+        a[2 * pairs] = lo;
+        a[2 * pairs + 1] = lo ^ 1u;
+        pairs++;
+      }
+    n++;
+  }
+  assert_int_equal(pairs, 2);
+  if (a[0] > a[2]) { /* order the pairs by address */
+    uint64_t t0 = a[0], t1 = a[1];
+    a[0] = a[2]; a[1] = a[3]; a[2] = t0; a[3] = t1;
+  }
+  dm_buddy_free(b, a[3]);
+  assert_int_equal(dm_sem_wait(&b->sem[0], 1, 2), DM_SEM_OK); /* the waiter's unit */
+  race_b = b;
+  race_a2 = a[2];
+  race_freed = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, free_a2, NULL);
+  usleep(50000);
+  assert_int_equal(race_freed, 0); /* it waits: a3 is AVAIL, no unit free */
+  dm_buddy_free(b, a[0]);          /* a1 busy: a0 becomes AVAIL */
+  uint64_t got = dm_buddy_claim(b, 0); /* the waiter takes a0, not a3 */
+  pthread_join(t, NULL);
+  assert_int_equal(got, a[0]);
+  fixture_assert_consistent(&f); /* a2 and a3 merged */
+  dm_buddy_free(b, got);
+  dm_buddy_free(b, a[1]);
+  for (int j = 0; j < n; j++) /* the other leaves taken on the way */
+    if (held[j] != a[0] && held[j] != a[1] && held[j] != a[2] && held[j] != a[3])
+      dm_buddy_free(b, held[j]);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fresh_heap_is_whole),
@@ -142,6 +210,7 @@ int main(void) {
       cmocka_unit_test(test_random_ops_keep_invariants),
       cmocka_unit_test(test_lookup),
       cmocka_unit_test(test_too_large_fails_at_once),
+      cmocka_unit_test(test_free_waits_for_waiter_instead_of_stranding),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
