@@ -135,9 +135,9 @@ static __device__ void dm_warp_free(void *p) {
   uint32_t cg = __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
   if (lane == (uint32_t)__ffs(cg) - 1u && count) {
-    uint32_t size = h->classes[dm_chunk_class(h, chunk)].size;
+    uint32_t cls = dm_chunk_class(h, chunk);
     dm_slab_free_commit(h, chunk, count);
-    dm_heap_note_free(h, arena, count, (uint64_t)count * size);
+    dm_heap_note_free(h, arena, cls, count);
   }
 }
 

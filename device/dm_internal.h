@@ -60,7 +60,7 @@ DM_FN void dm_stat_add(uint64_t *ctr, uint64_t v);
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
-DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t count, uint64_t bytes);
+DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
 
 /* single.c */

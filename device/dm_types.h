@@ -90,10 +90,11 @@ typedef struct dm_class {
 /* ---------------------------------------------------------------- stats --- */
 typedef struct dm_arena_stats {
   uint64_t class_allocs[DM_NUM_CLASSES];
+  uint64_t class_frees[DM_NUM_CLASSES]; /* bytes in use follow from these two */
   uint64_t large_allocs;
-  uint64_t frees;
+  uint64_t large_frees;
+  uint64_t large_bytes;  /* signed: a block may be freed from another arena */
   uint64_t failures;
-  uint64_t bytes_in_use; /* signed: frees may land in another arena */
 } dm_arena_stats_t;
 
 typedef struct dm_heap_stats {

@@ -4,11 +4,12 @@
  * (device/devmalloc.cu on the GPU, host/heap_host.c for host tests) combine
  * the two and aggregate requests of a warp.
  *
- * Counters: per-arena (allocations per class, large allocations, frees,
- * failures, bytes in use — signed, since a block may be freed from another
- * arena) and per heap (double and foreign frees, footprint and its peak: pool
- * bytes held by slab chunks and large blocks). All are updated with single
- * atomic adds, once per warp-level operation.
+ * Counters: per arena, allocations and frees per class, large allocations,
+ * frees and bytes (signed: a block may be freed from another arena), and
+ * failures; per heap, double and foreign frees, and the footprint and its
+ * peak (pool bytes held by slab chunks and large blocks). A warp-level slab
+ * operation updates one counter with one atomic add; bytes in use are
+ * derived when the counters are read.
  *
  * Locking: none here beyond what buddy.c and slab.c take.
  */
@@ -28,12 +29,10 @@ DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why) {
 
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
   dm_add64(&h->astats[arena].class_allocs[cls], count);
-  dm_add64(&h->astats[arena].bytes_in_use, (uint64_t)count * h->classes[cls].size);
 }
 
-DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t count, uint64_t bytes) {
-  dm_add64(&h->astats[arena].frees, count);
-  dm_add64(&h->astats[arena].bytes_in_use, (uint64_t)0 - bytes);
+DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
+  dm_add64(&h->astats[arena].class_frees[cls], count);
 }
 
 /* A block of at least max(size, align) bytes from the buddy tree. */
@@ -53,7 +52,7 @@ DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, ui
   }
   uint64_t bytes = 1ull << (order + DM_LEAF_SHIFT);
   dm_add64(&h->astats[arena].large_allocs, 1);
-  dm_add64(&h->astats[arena].bytes_in_use, bytes);
+  dm_add64(&h->astats[arena].large_bytes, bytes);
   dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   return p;
 }
@@ -75,6 +74,7 @@ DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
   uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT);
   dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
   dm_buddy_free(&h->buddy, node);
-  dm_heap_note_free(h, arena, 1, bytes);
+  dm_add64(&h->astats[arena].large_frees, 1);
+  dm_add64(&h->astats[arena].large_bytes, (uint64_t)0 - bytes);
   return DM_FREE_OK;
 }

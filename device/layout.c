@@ -155,12 +155,14 @@ void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
     for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
       out->class_allocs[c] += s->class_allocs[c];
       out->allocs += s->class_allocs[c];
+      out->frees += s->class_frees[c];
+      in_use += (int64_t)(s->class_allocs[c] - s->class_frees[c]) * h->classes[c].size;
     }
     out->large_allocs += s->large_allocs;
     out->allocs += s->large_allocs;
-    out->frees += s->frees;
+    out->frees += s->large_frees;
     out->failures += s->failures;
-    in_use += (int64_t)s->bytes_in_use;
+    in_use += (int64_t)s->large_bytes;
   }
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) out->class_size[c] = h->classes[c].size;
   out->bytes_in_use = in_use > 0 ? (uint64_t)in_use : 0;

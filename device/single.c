@@ -49,6 +49,6 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
     return DM_FREE_DOUBLE;
   }
   dm_slab_free_commit(h, chunk, 1);
-  dm_heap_note_free(h, arena, 1, h->classes[cls].size);
+  dm_heap_note_free(h, arena, cls, 1);
   return DM_FREE_OK;
 }
