@@ -186,11 +186,15 @@ static float median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 static unsigned long long read_ctr(int i) {
+  CK(cudaGetLastError()); /* the kernels launched since the last check */
   unsigned long long v;
   CK(cudaMemcpy(&v, dctr + i, sizeof v, cudaMemcpyDeviceToHost));
   return v;
 }
-static void zero_ctrs() { CK(cudaMemset(dctr, 0, 4 * sizeof *dctr)); }
+static void zero_ctrs() {
+  CK(cudaGetLastError());
+  CK(cudaMemset(dctr, 0, 4 * sizeof *dctr));
+}
 
 static void **ptrs_buf;
 static size_t ptrs_cap;
@@ -452,5 +456,7 @@ int main(int argc, char **argv) {
   if (has("churn")) wl_churn();
   if (has("graph")) wl_graph();
   if (has("util")) wl_util();
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
   return 0;
 }
