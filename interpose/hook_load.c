@@ -161,19 +161,9 @@ CUresult dm_h_module_load_data_ex(dm_pfn_cuModuleLoadDataEx real, CUmodule *modu
                     "cuModuleLoadDataEx");
 }
 
-typedef struct {
-  loader_t base;
-  dm_pfn_cuModuleLoadFatBinary real;
-  CUmodule *module;
-} load_fatbin_t;
-static CUresult load_fatbin(loader_t *l, const void *image) {
-  load_fatbin_t *a = (load_fatbin_t *)l;
-  return a->real(a->module, image);
-}
-
 CUresult dm_h_module_load_fatbin(dm_pfn_cuModuleLoadFatBinary real, CUmodule *module,
                                  const void *fatbin) {
-  load_fatbin_t a = {{load_fatbin}, real, module};
+  load_data_t a = {{load_data}, real, module}; /* the same signature */
   return load_image(&a.base, fatbin, DM_OWNER_MODULE, (void *const *)module,
                     "cuModuleLoadFatBinary");
 }
