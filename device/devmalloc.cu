@@ -28,7 +28,6 @@
 #include "sizeclass.c"
 #include "slab.c"
 #include "heap.c"
-#include "single.c"
 
 extern "C" {
 __device__ dm_heap_t *devmalloc_heap_desc;

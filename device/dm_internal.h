@@ -56,7 +56,6 @@ DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 /* heap.c */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);
 DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena);
-DM_FN void dm_stat_add(uint64_t *ctr, uint64_t v);
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);

@@ -10,7 +10,6 @@
  * Contract
  *   DM_FN               qualifier of every core function (device or host)
  *   DM_INLINE           qualifier of small helpers (static inline)
- *   DM_CONST            qualifier of constant tables
  *   dm_load32/64        atomic loads (relaxed; pair with dm_fence)
  *   dm_store32/64       atomic stores
  *   dm_cas32/64         compare-and-swap, returns the old value (full fence)
@@ -33,8 +32,6 @@
 /* ---------------------------------------------------------------- CUDA --- */
 #define DM_FN __device__
 #define DM_INLINE __device__ __forceinline__
-#define DM_NOINLINE __device__ __noinline__
-#define DM_CONST __constant__
 
 static DM_INLINE uint32_t dm_load32(const uint32_t *p) { return *(const volatile uint32_t *)p; }
 static DM_INLINE uint64_t dm_load64(const uint64_t *p) { return *(const volatile uint64_t *)p; }
@@ -80,8 +77,6 @@ static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
 #include <sched.h>
 #define DM_FN
 #define DM_INLINE inline
-#define DM_NOINLINE
-#define DM_CONST
 
 #define DM_SC __ATOMIC_SEQ_CST
 static inline uint32_t dm_load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

@@ -15,8 +15,6 @@
  */
 #include "dm_internal.h"
 
-DM_FN void dm_stat_add(uint64_t *ctr, uint64_t v) { dm_add64(ctr, v); }
-
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) { return dm_arena_hint() % h->narenas; }
 
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count) {

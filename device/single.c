@@ -1,7 +1,7 @@
 /*
- * single.c — malloc/free for one caller at a time (a host thread, or one GPU
- * lane where no aggregation applies). The GPU entry points in devmalloc.cu
- * aggregate a warp's requests and call the same slab/buddy functions.
+ * single.c — malloc/free for one caller at a time: the host build's entry
+ * points. The GPU's (devmalloc.cu) aggregate a warp's requests and call the
+ * same slab and buddy functions.
  *
  * Locking: none of its own.
  */

@@ -122,6 +122,32 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
   return r;
 }
 
+/* Load a module/library file: re-linked through `image` (the in-memory entry
+ * point; NULL when the driver lacks it) when that applies, else (or when the
+ * re-linked image fails to load) the file itself through `file`. */
+static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
+                          dm_owner_kind_t kind, void *const *handle, const char *api) {
+  char why[256];
+  const void *rl;
+  CUresult r = CUDA_ERROR_UNKNOWN;
+  int used = 0;
+  if (fname && maybe_relink_file(fname, &rl, why, sizeof why)) {
+    r = image ? image->load(image, rl) : CUDA_ERROR_NOT_INITIALIZED;
+    used = r == CUDA_SUCCESS;
+    if (!used)
+      dm_log(DM_LOG_WARN, "warning: re-linked %s failed to load (%s); loading the original",
+             fname, dm_cu_err(r));
+    dm_relink_free(rl);
+  }
+  if (!used) r = file->load(file, NULL);
+  if (r == CUDA_SUCCESS) {
+    const char *base = fname ? strrchr(fname, '/') : NULL;
+    record(kind, *handle, used ? DM_HAS_YES : DM_HAS_UNKNOWN, api, base ? base + 1 : fname,
+           used, why);
+  }
+  return r;
+}
+
 /* --- modules ------------------------------------------------------------- */
 
 typedef struct {
@@ -168,27 +194,22 @@ CUresult dm_h_module_load_fatbin(dm_pfn_cuModuleLoadFatBinary real, CUmodule *mo
                     "cuModuleLoadFatBinary");
 }
 
+typedef struct {
+  loader_t base;
+  dm_pfn_cuModuleLoad real;
+  CUmodule *module;
+  const char *fname;
+} load_module_file_t;
+static CUresult load_module_file(loader_t *l, const void *unused) {
+  load_module_file_t *a = (load_module_file_t *)l;
+  return a->real(a->module, a->fname);
+}
+
 CUresult dm_h_module_load(dm_pfn_cuModuleLoad real, CUmodule *module, const char *fname) {
-  char why[256];
-  const void *rl;
-  CUresult r = CUDA_ERROR_UNKNOWN;
-  int used = 0;
-  if (fname && maybe_relink_file(fname, &rl, why, sizeof why)) {
-    dm_pfn_cuModuleLoadData load = (dm_pfn_cuModuleLoadData)dm_real(DM_ID_cuModuleLoadData);
-    r = load ? load(module, rl) : CUDA_ERROR_NOT_INITIALIZED;
-    used = r == CUDA_SUCCESS;
-    if (!used)
-      dm_log(DM_LOG_WARN, "warning: re-linked %s failed to load (%s); loading the original",
-             fname, dm_cu_err(r));
-    dm_relink_free(rl);
-  }
-  if (!used) r = real(module, fname);
-  if (r == CUDA_SUCCESS) {
-    const char *base = fname ? strrchr(fname, '/') : NULL;
-    record(DM_OWNER_MODULE, *module, used ? DM_HAS_YES : DM_HAS_UNKNOWN, "cuModuleLoad",
-           base ? base + 1 : fname, used, why);
-  }
-  return r;
+  load_module_file_t f = {{load_module_file}, real, module, fname};
+  load_data_t i = {{load_data}, (dm_pfn_cuModuleLoadData)dm_real(DM_ID_cuModuleLoadData), module};
+  return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_MODULE,
+                   (void *const *)module, "cuModuleLoad");
 }
 
 CUresult dm_h_module_unload(dm_pfn_cuModuleUnload real, CUmodule hmod) {
@@ -226,30 +247,32 @@ CUresult dm_h_library_load_data(dm_pfn_cuLibraryLoadData real, CUlibrary *librar
                     "cuLibraryLoadData");
 }
 
+typedef struct {
+  loader_t base;
+  dm_pfn_cuLibraryLoadFromFile real;
+  CUlibrary *library;
+  const char *fname;
+  CUjit_option *jo;
+  void **jv;
+  unsigned int nj;
+  CUlibraryOption *lo;
+  void **lv;
+  unsigned int nl;
+} load_library_file_t;
+static CUresult load_library_file(loader_t *l, const void *unused) {
+  load_library_file_t *a = (load_library_file_t *)l;
+  return a->real(a->library, a->fname, a->jo, a->jv, a->nj, a->lo, a->lv, a->nl);
+}
+
 CUresult dm_h_library_load_file(dm_pfn_cuLibraryLoadFromFile real, CUlibrary *library,
                                 const char *fname, CUjit_option *jo, void **jv,
                                 unsigned int nj, CUlibraryOption *lo, void **lv,
                                 unsigned int nl) {
-  char why[256];
-  const void *rl;
-  CUresult r = CUDA_ERROR_UNKNOWN;
-  int used = 0;
-  if (fname && maybe_relink_file(fname, &rl, why, sizeof why)) {
-    dm_pfn_cuLibraryLoadData load = (dm_pfn_cuLibraryLoadData)dm_real(DM_ID_cuLibraryLoadData);
-    r = load ? load(library, rl, jo, jv, nj, lo, lv, nl) : CUDA_ERROR_NOT_INITIALIZED;
-    used = r == CUDA_SUCCESS;
-    if (!used)
-      dm_log(DM_LOG_WARN, "warning: re-linked %s failed to load (%s); loading the original",
-             fname, dm_cu_err(r));
-    dm_relink_free(rl);
-  }
-  if (!used) r = real(library, fname, jo, jv, nj, lo, lv, nl);
-  if (r == CUDA_SUCCESS) {
-    const char *base = fname ? strrchr(fname, '/') : NULL;
-    record(DM_OWNER_LIBRARY, *library, used ? DM_HAS_YES : DM_HAS_UNKNOWN,
-           "cuLibraryLoadFromFile", base ? base + 1 : fname, used, why);
-  }
-  return r;
+  load_library_file_t f = {{load_library_file}, real, library, fname, jo, jv, nj, lo, lv, nl};
+  load_library_t i = {{load_library}, (dm_pfn_cuLibraryLoadData)dm_real(DM_ID_cuLibraryLoadData),
+                      library, jo, jv, nj, lo, lv, nl};
+  return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_LIBRARY,
+                   (void *const *)library, "cuLibraryLoadFromFile");
 }
 
 CUresult dm_h_library_unload(dm_pfn_cuLibraryUnload real, CUlibrary library) {

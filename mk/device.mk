@@ -5,7 +5,7 @@
 #   build/nvcc-dlto                  the nvcc to use for -dlto links (see tools/cuda-dlto-toolkit.sh)
 
 DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h device/sem.c device/buddy.c device/sizeclass.c \
-               device/slab.c device/heap.c device/single.c device/*.h include/devmalloc.h
+               device/slab.c device/heap.c device/*.h include/devmalloc.h
 DEVICE_NVFLAGS := $(NVCC_FLAGS) -Idevice -rdc=true
 DEVICE_PTX_ARCH ?= 80
 

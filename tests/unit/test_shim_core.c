@@ -329,6 +329,13 @@ static CUresult f_load_lib(CUlibrary *l, const void *img, CUjit_option *jo, void
   return ld_result;
 }
 
+static const char *ld_fname;
+static CUresult f_load_file(CUmodule *m, const char *fname) {
+  ld_fname = fname;
+  if (ld_result == CUDA_SUCCESS) *m = (CUmodule)0x7104;
+  return ld_result;
+}
+
 static void t_load_hooks(void **st) {
   reset_all();
   static const unsigned char plain[64] = {1, 2, 3}; /* no fatbin, no devmalloc */
@@ -354,6 +361,14 @@ static void t_load_hooks(void **st) {
   assert_int_equal(dm_h_module_load_data(f_load_data, &m2, plain), CUDA_ERROR_INVALID_IMAGE);
   assert_null(m2);
   assert_int_equal(fk_binds_mod + fk_binds_lib, 0); /* nothing bound: no devmalloc in it */
+  /* a file that cannot be re-linked is loaded as it is, and recorded */
+  ld_result = CUDA_SUCCESS;
+  CUmodule m3 = NULL;
+  assert_int_equal(dm_h_module_load(f_load_file, &m3, "/nonexistent/mod.cubin"), CUDA_SUCCESS);
+  assert_string_equal(ld_fname, "/nonexistent/mod.cubin");
+  dm_owner_lock();
+  assert_non_null(dm_owner_get(DM_OWNER_MODULE, m3, 0));
+  dm_owner_unlock();
 }
 
 int main(void) {

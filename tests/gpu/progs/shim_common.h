@@ -12,20 +12,7 @@
   fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
   exit(1); } } while (0)
 
-// counts[0] = successful allocations, counts[1] = NULL, counts[2] = bad data
-__global__ void alloc_check(unsigned n, unsigned size, unsigned salt,
-                            unsigned long long *counts) {
-  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  unsigned *p = (unsigned *)malloc(size);
-  if (!p) { atomicAdd(&counts[1], 1ull); return; }
-  unsigned words = size / sizeof(unsigned);
-  for (unsigned w = 0; w < words; w++) p[w] = i * 2654435761u + w + salt;
-  int bad = 0;
-  for (unsigned w = 0; w < words; w++) bad |= p[w] != i * 2654435761u + w + salt;
-  free(p);
-  atomicAdd(&counts[bad ? 2 : 0], 1ull);
-}
+#include "shim_kernel.cuh"
 
 struct counts_t { unsigned long long ok, null, bad; };
 
