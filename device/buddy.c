@@ -3,11 +3,14 @@
  * and for the slab's chunks.
  *
  * A static binary tree over the pool (root 1, children 2i and 2i+1; a node of
- * order h covers 16 KiB << h). Node states: AVAIL, BUSY, PARTIAL (split with
- * an available descendant); SPLIT marks nodes whose children hold the state.
- * One bulk semaphore per order counts the AVAIL nodes of that order and a
- * bitmap per order says which they are (searched from a pseudo-random word,
- * as in RW-BM). Blocks are aligned to their size relative to the pool.
+ * order h covers 16 KiB << h). Node states: AVAIL, BUSY, and SPLIT (its
+ * children hold the state of its memory). Split nodes carry no summary of
+ * their subtree: allocation never descends the tree, so nothing walks up it
+ * either (no ancestor locks on the hot path). One bulk semaphore per order
+ * counts the AVAIL nodes of that order, and a two-level bitmap per order says
+ * which they are: a summary bit per 64-node word marks words that may hold
+ * one, and claims search from a pseudo-random summary word (RW-BM). Blocks
+ * are aligned to their size relative to the pool.
  *
  * alloc(n): wait on sem[n]; OK -> claim an AVAIL node of order n from the
  *   bitmap; GROW -> obtain a node of order n+1 (same way, recursively, written
@@ -19,9 +22,12 @@
  *
  * Locking: one spin lock per node. A thread holds at most a parent and its
  * two children, always taking the parent first and children in index order,
- * or a single node; state propagation upward (recompute of PARTIAL/BUSY from
- * the children) takes one node at a time, so there is no lock cycle. A node's
- * state word is written only under its lock; it is read without it.
+ * or a single node, so there is no lock cycle. A node's state word is
+ * written only under its lock; it is read without it. Bitmap words and
+ * summary words are updated by atomic or/and; a summary bit may be set over
+ * an empty word for a moment (searchers skip it), never clear over a word
+ * with a bit set once the updates that raced have finished (set_busy
+ * re-checks the word after clearing the summary bit).
  */
 #include "dm_internal.h"
 
@@ -54,66 +60,58 @@ static DM_INLINE uint64_t *avail_word(dm_buddy_t *b, uint64_t i, uint64_t *bit) 
   return &b->avail[b->word_off[node_order(b, i)] + (r >> 6)];
 }
 
+static DM_INLINE uint64_t *summary_word(dm_buddy_t *b, uint64_t i, uint64_t *bit) {
+  uint64_t wi = node_rank(i) >> 6;
+  *bit = 1ull << (wi & 63u);
+  return &b->avail[b->sum_off[node_order(b, i)] + (wi >> 6)];
+}
+
 static DM_INLINE void set_avail(dm_buddy_t *b, uint64_t i) {
-  uint64_t bit, *w = avail_word(b, i, &bit);
+  uint64_t bit, sbit, *w = avail_word(b, i, &bit), *s = summary_word(b, i, &sbit);
   dm_store32(&b->state[i], DM_NODE_AVAIL);
   dm_or64(w, bit);
+  dm_fence(); /* the word's bit before the summary bit */
+  dm_or64(s, sbit);
 }
 
 static DM_INLINE void set_busy(dm_buddy_t *b, uint64_t i) {
   uint64_t bit, *w = avail_word(b, i, &bit);
-  dm_and64(w, ~bit);
+  uint64_t left = dm_and64(w, ~bit) & ~bit;
   dm_store32(&b->state[i], DM_NODE_BUSY);
-}
-
-/* State a split node should have given its children. */
-static DM_INLINE uint32_t split_state(const dm_buddy_t *b, uint64_t p) {
-  uint32_t l = dm_load32(&b->state[2 * p]) & DM_NODE_STATE;
-  uint32_t r = dm_load32(&b->state[2 * p + 1]) & DM_NODE_STATE;
-  return DM_NODE_SPLIT | ((l | r) ? DM_NODE_PARTIAL : DM_NODE_BUSY);
-}
-
-/* Recompute split ancestors from p upward until one does not change. */
-DM_FN void dm_buddy_propagate(dm_buddy_t *b, uint64_t p) {
-  for (; p >= 1; p >>= 1) {
-    node_lock(b, p);
-    uint32_t s = dm_load32(&b->state[p]);
-    int changed = 0;
-    if (s & DM_NODE_SPLIT) {
-      uint32_t ns = split_state(b, p);
-      changed = ns != s;
-      if (changed) dm_store32(&b->state[p], ns);
-    }
-    node_unlock(b, p);
-    if (!changed) return;
-  }
+  if (left) return;
+  uint64_t sbit, *s = summary_word(b, i, &sbit);
+  dm_and64(s, ~sbit);
+  dm_fence(); /* a bit set meanwhile is seen here, or its setter's summary
+               * update comes after ours */
+  if (dm_load64(w)) dm_or64(s, sbit);
 }
 
 /* Take one AVAIL node of `order`; a semaphore unit guarantees one exists. */
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order) {
   uint64_t nodes = 1ull << (b->top - order);
-  uint64_t nwords = (nodes + 63u) >> 6;
-  uint64_t *words = &b->avail[b->word_off[order]];
-  uint64_t first = 1ull << (b->top - order);
-  uint64_t start = nwords > 1 ? dm_rand() % nwords : 0;
+  uint64_t nwords = (nodes + 63u) >> 6, nsum = (nwords + 63u) >> 6;
+  uint64_t *words = &b->avail[b->word_off[order]], *sums = &b->avail[b->sum_off[order]];
+  uint64_t start = nsum > 1 ? dm_rand() % nsum : 0;
   for (uint64_t k = 0;; k++) {
-    uint64_t wi = (start + k) % nwords;
-    uint64_t w = dm_load64(&words[wi]);
-    while (w) {
-      int bit = dm_ctz64(w);
-      w &= w - 1;
-      uint64_t i = first + (wi << 6) + (uint64_t)bit;
-      if ((dm_load32(&b->state[i]) & DM_NODE_STATE) != DM_NODE_AVAIL) continue;
-      node_lock(b, i);
-      int ok = dm_load32(&b->state[i]) == DM_NODE_AVAIL;
-      if (ok) set_busy(b, i);
-      node_unlock(b, i);
-      if (ok) {
-        dm_buddy_propagate(b, i >> 1);
-        return i;
+    uint64_t si = (start + k) % nsum;
+    uint64_t sw = dm_load64(&sums[si]);
+    while (sw) {
+      uint64_t wi = (si << 6) + (uint64_t)dm_ctz64(sw);
+      sw &= sw - 1;
+      uint64_t w = dm_load64(&words[wi]);
+      while (w) {
+        int bit = dm_ctz64(w);
+        w &= w - 1;
+        uint64_t i = nodes + (wi << 6) + (uint64_t)bit;
+        if (dm_load32(&b->state[i]) != DM_NODE_AVAIL) continue;
+        node_lock(b, i);
+        int ok = dm_load32(&b->state[i]) == DM_NODE_AVAIL;
+        if (ok) set_busy(b, i);
+        node_unlock(b, i);
+        if (ok) return i;
       }
     }
-    if ((k + 1) % nwords == 0) dm_pause();
+    if ((k + 1) % nsum == 0) dm_pause();
   }
 }
 
@@ -126,11 +124,10 @@ static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
   node_lock(b, r);
   dm_sem_signal(&b->sem[node_order(b, r)], 1, 1); /* the caller GROWed at this order */
   set_avail(b, r);
-  dm_store32(&b->state[y], DM_NODE_SPLIT | DM_NODE_PARTIAL);
+  dm_store32(&b->state[y], DM_NODE_SPLIT);
   node_unlock(b, r);
   node_unlock(b, l);
   node_unlock(b, y);
-  if (y > 1) dm_buddy_propagate(b, y >> 1);
   return l;
 }
 
@@ -201,7 +198,7 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
       int merge = dm_sem_try_wait(&b->sem[order], 1);
       if (merge) {
         set_busy(b, bud);
-        dm_store32(&b->state[p], DM_NODE_BUSY); /* p is now an owned block */
+        dm_store32(&b->state[p], DM_NODE_BUSY); /* p is now an owned block, not split */
       }
       node_unlock(b, p * 2 + 1);
       node_unlock(b, p * 2);
@@ -216,12 +213,9 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
     }
     dm_sem_signal(&b->sem[order], 1, 0);
     set_avail(b, x);
-    uint32_t s = dm_load32(&b->state[p]), ns = split_state(b, p);
-    if (ns != s) dm_store32(&b->state[p], ns);
     node_unlock(b, p * 2 + 1);
     node_unlock(b, p * 2);
     node_unlock(b, p);
-    if (ns != s && p > 1) dm_buddy_propagate(b, p >> 1);
     return;
   }
 }

@@ -11,7 +11,8 @@
  * free: lanes freeing slots of the same bitmap word clear them with one
  *   fetch-and; lanes freeing in the same chunk account for them with one
  *   update of the chunk, its bin's semaphore and the counters.
- * Arenas are per SM (%smid modulo the heap's arena count).
+ * Arenas: DM_ARENAS_PER_SM per SM, picked by %smid and the warp's slot
+ * (modulo the heap's arena count).
  *
  * The heap is reached through the descriptor `devmalloc_heap_desc`, a global
  * of this device image that the host runtime writes (bind). With no heap

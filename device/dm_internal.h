@@ -21,6 +21,7 @@ DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count);
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b);
 DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b);
 DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n);
+DM_FN int dm_sem_try_wait_keep(dm_sem_t *s, uint32_t n, uint32_t keep);
 DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial);
 DM_FN uint32_t dm_sem_value(const dm_sem_t *s);
 DM_FN uint32_t dm_sem_expected(const dm_sem_t *s);
@@ -30,7 +31,6 @@ DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order);
 DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
-DM_FN void dm_buddy_propagate(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
 DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);
@@ -52,6 +52,7 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits);
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count);
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
+DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h);
 
 /* heap.c */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);
@@ -61,6 +62,7 @@ DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
+DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order);
 
 /* single.c */
 DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align);
@@ -78,6 +80,7 @@ void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
 /* check.c (host only) */
 int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen);
 int dm_heap_is_whole(const dm_heap_t *h);
+int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen);
 
 #ifdef __cplusplus
 }

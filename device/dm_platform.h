@@ -18,8 +18,9 @@
  *   dm_max64            atomic maximum
  *   dm_fence()          full memory fence (device scope on the GPU)
  *   dm_pause()          back-off inside spin loops
+ *   dm_pause_ns(ns)     a longer back-off (about ns nanoseconds on the GPU)
  *   dm_rand()           cheap per-thread pseudo-random 32-bit value
- *   dm_arena_hint()     index of the caller's arena source (SM id / thread)
+ *   dm_arena_hint(k)    index of the caller's arena (SM id x k + warp slot / thread)
  *   dm_ctz64/dm_popc64/dm_clz64  bit helpers
  */
 #ifndef DM_PLATFORM_H
@@ -56,6 +57,7 @@ static DM_INLINE void dm_max64(uint64_t *p, uint64_t v) {
 }
 static DM_INLINE void dm_fence(void) { __threadfence(); }
 static DM_INLINE void dm_pause(void) { __nanosleep(64); }
+static DM_INLINE void dm_pause_ns(uint32_t ns) { __nanosleep(ns); }
 static DM_INLINE uint32_t dm_smid(void) {
   uint32_t id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
@@ -67,7 +69,12 @@ static DM_INLINE uint32_t dm_rand(void) {
   x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12;
   return x;
 }
-static DM_INLINE uint32_t dm_arena_hint(void) { return dm_smid(); }
+/* The SM and, within it, the warp's slot: per_sm arenas per SM. */
+static DM_INLINE uint32_t dm_arena_hint(uint32_t per_sm) {
+  uint32_t wid;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+  return dm_smid() * per_sm + wid % per_sm;
+}
 static DM_INLINE int dm_ctz64(uint64_t x) { return __ffsll((long long)x) - 1; }
 static DM_INLINE int dm_popc64(uint64_t x) { return __popcll(x); }
 static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
@@ -107,10 +114,11 @@ static inline void dm_fence(void) { static uint32_t f; __atomic_fetch_add(&f, 0,
 static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
 #endif
 static inline void dm_pause(void) { sched_yield(); }
+static inline void dm_pause_ns(uint32_t ns) { (void)ns; sched_yield(); }
 uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */
 uint32_t dm_host_arena_hint(void); /* host_prim.c: stable per-thread index */
 static inline uint32_t dm_rand(void) { return dm_host_rand(); }
-static inline uint32_t dm_arena_hint(void) { return dm_host_arena_hint(); }
+static inline uint32_t dm_arena_hint(uint32_t per_sm) { (void)per_sm; return dm_host_arena_hint(); }
 static inline int dm_ctz64(uint64_t x) { return __builtin_ctzll(x); }
 static inline int dm_popc64(uint64_t x) { return __builtin_popcountll(x); }
 static inline int dm_clz64(uint64_t x) { return __builtin_clzll(x); }

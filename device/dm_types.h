@@ -28,6 +28,7 @@
 #define DM_CHUNK_WORDS     128u  /* bitmap words per chunk (>= max slots / 64) */
 #define DM_MAX_ORDERS      40u   /* buddy orders supported (16 KiB << 39) */
 #define DM_MAX_ARENAS      2048u
+#define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 
@@ -40,21 +41,20 @@ typedef struct dm_sem {
 
 /* ------------------------------------------------------------ buddy tree --- */
 /* Node states. A node is SPLIT when its children carry the state of its
- * memory; only split nodes are ever PARTIAL. */
+ * memory. */
 enum {
-  DM_NODE_BUSY = 0u,    /* allocated, covered by an ancestor, or split with nothing available */
+  DM_NODE_BUSY = 0u,    /* allocated, or covered by an ancestor that is */
   DM_NODE_AVAIL = 1u,   /* free block of this order */
-  DM_NODE_PARTIAL = 2u, /* split, some descendant available */
-  DM_NODE_STATE = 3u,   /* mask of the state */
-  DM_NODE_SPLIT = 4u
+  DM_NODE_SPLIT = 4u    /* split: see the children */
 };
 
 typedef struct dm_buddy {
   uint32_t *state;       /* per node (heap order: root 1, children 2i, 2i+1) */
   uint32_t *lock;        /* per node spin lock */
-  uint64_t *avail;       /* per order bitmap of AVAIL nodes */
+  uint64_t *avail;       /* per order bitmap of AVAIL nodes, then the summaries */
   dm_sem_t *sem;         /* per order: available nodes */
   uint64_t word_off[DM_MAX_ORDERS]; /* first bitmap word of each order */
+  uint64_t sum_off[DM_MAX_ORDERS];  /* first summary word (bit per bitmap word) */
   uint32_t top;          /* order of the root */
   uint32_t pad;
   char *base;            /* pool start */
@@ -102,6 +102,8 @@ typedef struct dm_heap_stats {
   uint64_t foreign_frees;
   uint64_t footprint;    /* pool bytes held by chunks and large blocks */
   uint64_t peak;         /* maximum of footprint */
+  uint64_t cached;       /* nonzero when an empty chunk stayed with its bin since
+                          * the last reclaim pass (slab.c) */
 } dm_heap_stats_t;
 
 /* ----------------------------------------------------------------- heap --- */

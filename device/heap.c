@@ -15,7 +15,9 @@
  */
 #include "dm_internal.h"
 
-DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) { return dm_arena_hint() % h->narenas; }
+DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) {
+  return dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas;
+}
 
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count) {
   dm_add64(&h->astats[arena].failures, count);
@@ -33,11 +35,19 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
   dm_add64(&h->astats[arena].class_frees[cls], count);
 }
 
+/* A block of `order` from the tree; when the tree cannot serve it, return
+ * the empty chunks that bins keep and try once more. Node index or 0. */
+DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order) {
+  uint64_t node = dm_buddy_alloc(&h->buddy, order);
+  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc(&h->buddy, order);
+  return node;
+}
+
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint64_t need = size > align ? size : align;
   uint32_t order = need <= h->buddy.pool_bytes ? dm_order_of(need) : DM_MAX_ORDERS;
-  uint64_t node = order <= h->buddy.top ? dm_buddy_alloc(&h->buddy, order) : 0;
+  uint64_t node = order <= h->buddy.top ? dm_heap_tree_alloc(h, order) : 0;
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
     return 0;

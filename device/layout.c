@@ -52,7 +52,10 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->top = top_for(pool);
   L->narenas = narenas;
   L->nodes = 2ull << L->top;
-  for (uint32_t h = 0; h <= L->top; h++) L->avail_words += ((1ull << (L->top - h)) + 63) / 64;
+  for (uint32_t h = 0; h <= L->top; h++) {
+    uint64_t words = ((1ull << (L->top - h)) + 63) / 64;
+    L->avail_words += words + (words + 63) / 64; /* bitmap and its summary */
+  }
   L->nchunks = pool >> DM_CHUNK_SHIFT;
   uint64_t o = ALIGN_UP(pool, 256);
   L->state_off = o;  o = ALIGN_UP(o + L->nodes * 4, 256);
@@ -98,6 +101,10 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
     h->buddy.word_off[o] = w;
     w += ((1ull << (L->top - o)) + 63) / 64;
   }
+  for (uint32_t o = 0; o <= L->top; o++) {
+    h->buddy.sum_off[o] = w;
+    w += (((1ull << (L->top - o)) + 63) / 64 + 63) / 64;
+  }
   h->buddy.top = L->top;
   h->buddy.base = (char *)(uintptr_t)base;
   h->buddy.pool_bytes = L->pool_bytes;
@@ -112,7 +119,7 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
 
 /* Node i of order `order` covers [start, start + size). Write the initial
  * state of the nodes that are not BUSY (zero): fully inside the pool with a
- * parent that is not -> AVAIL; straddling the pool's end -> SPLIT|PARTIAL. */
+ * parent that is not -> AVAIL; straddling the pool's end -> SPLIT. */
 static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order,
                         uint64_t start, dm_write_fn write, void *ctx, uint32_t *sem_count) {
   uint64_t size = 1ull << (order + DM_LEAF_SHIFT);
@@ -121,10 +128,12 @@ static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, ui
     st = DM_NODE_AVAIL;
     uint64_t rank = i - (1ull << (L->top - order));
     uint64_t word = h->buddy.word_off[order] + rank / 64, bits = 1ull << (rank % 64);
+    uint64_t sum = h->buddy.sum_off[order] + rank / 4096, sbits = 1ull << (rank / 64 % 64);
     write(ctx, L->avail_off + word * 8, &bits, 8); /* at most one per order */
+    write(ctx, L->avail_off + sum * 8, &sbits, 8);
     sem_count[order]++;
   } else if (start < L->pool_bytes) {
-    st = DM_NODE_SPLIT | DM_NODE_PARTIAL;
+    st = DM_NODE_SPLIT;
     format_node(L, h, 2 * i, order - 1, start, write, ctx, sem_count);
     format_node(L, h, 2 * i + 1, order - 1, start + size / 2, write, ctx, sem_count);
   } else {

@@ -56,12 +56,21 @@ DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
       w = old;
     }
     if (res != SEM_RESERVED) return res;
-    /* Reserved: wait until units arrive or the batches in flight cannot cover
-     * every reservation any more, then drop the reservation and retry. */
+    /* Reserved: wait until units arrive (take them and the reservation in one
+     * CAS, so that a unit wakes one waiter, not a herd that drops and retakes
+     * its reservations) or until the batches in flight cannot cover every
+     * reservation any more (then drop ours and decide again). Backs off
+     * exponentially: thousands of threads may wait on one word. */
+    uint32_t ns = 64;
     for (;;) {
-      dm_pause();
+      dm_pause_ns(ns);
+      if (ns < 2048) ns *= 2;
       w = dm_load64(&s->w);
-      if (SEM_C(w) >= n || SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
+      if (SEM_C(w) >= n) {
+        if (dm_cas64(&s->w, w, SEM_PACK(SEM_C(w) - n, SEM_E(w), SEM_R(w) - n)) == w) return DM_SEM_OK;
+        continue;
+      }
+      if (SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
     }
     dm_add64(&s->w, (uint64_t)0 - ((uint64_t)n << 48));
   }
@@ -71,13 +80,13 @@ DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
   dm_add64(&s->w, (uint64_t)n - ((uint64_t)b << 32));
 }
 
-/* Take n units if C >= n, or (partial) as many as there are, up to n.
- * Never waits. Returns the number of units taken. */
-DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) {
+/* Take n units if C >= n + keep, or (partial) as many as there are above
+ * keep, up to n. Never waits. Returns the number of units taken. */
+static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial, uint32_t keep) {
   uint64_t w = dm_load64(&s->w);
   for (;;) {
-    uint32_t c = SEM_C(w);
-    uint32_t t = c >= n ? n : (partial ? c : 0);
+    uint32_t c = SEM_C(w), above = c > keep ? c - keep : 0;
+    uint32_t t = above >= n ? n : (partial ? above : 0);
     if (t == 0) return 0;
     uint64_t old = dm_cas64(&s->w, w, w - t);
     if (old == w) return t;
@@ -85,5 +94,12 @@ DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) {
   }
 }
 
+DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) { return sem_take(s, n, partial, 0); }
+
 /* The paper's try-wait: take n units if they are there, else fail. */
-DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return dm_sem_try_take(s, n, 0) == n; }
+DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return sem_take(s, n, 0, 0) == n; }
+
+/* Take n units only if `keep` more would remain. */
+DM_FN int dm_sem_try_wait_keep(dm_sem_t *s, uint32_t n, uint32_t keep) {
+  return sem_take(s, n, 0, keep) == n;
+}

@@ -20,10 +20,12 @@
  *      start at different words) and, when that word is full, at a
  *      pseudo-random word (RW-BM).
  * Free clears the bit (fetch-and: a bit already clear is a double free),
- * decrements `used`, signals the semaphore, re-lists a chunk that was full,
+ * signals the semaphore, decrements `used`, re-lists a chunk that was full,
  * and returns an empty chunk to the buddy tree (try-wait of a whole chunk's
- * units, then CAS used 0 -> dead), so that a heap whose blocks are all freed
- * is whole again.
+ * units, then CAS used 0 -> dead) unless it is its bin's last free chunk's
+ * worth: that one stays cached, and a reclaim pass returns cached chunks when
+ * the tree cannot serve a request, so a heap whose blocks are all freed holds
+ * nothing that a request cannot get back.
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
  * the prev/next/listed fields of its chunks; it is taken when a chunk fills
@@ -101,15 +103,18 @@ DM_FN char *dm_grant_slot(dm_grant_t g, int k) {
   return g.chunk + DM_SLAB_DATA_OFF + slot * g.size;
 }
 
-/* Lowest `k` set bits of x. */
+/* Lowest `k` set bits of x (binary search on the prefix width: six
+ * popcounts, where peeling bits one by one took k dependent steps). */
 static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
-  uint64_t m = 0;
-  while (k-- && x) {
-    uint64_t low = x & (~x + 1u);
-    m |= low;
-    x ^= low;
+  if ((uint32_t)dm_popc64(x) <= k) return x;
+  if (k == 0) return 0;
+  uint32_t lo = 0, hi = 64; /* popc of the lowest hi bits >= k > popc of the lowest lo */
+  while (hi - lo > 1) {
+    uint32_t mid = (lo + hi) / 2;
+    if ((uint32_t)dm_popc64(x & ((1ull << mid) - 1u)) >= k) hi = mid;
+    else lo = mid;
   }
-  return m;
+  return x & (hi == 64 ? ~0ull : (1ull << hi) - 1u);
 }
 
 /* Bits of bitmap word w that are never free: past the class's slots, or
@@ -247,7 +252,7 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
 static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap;
-  uint64_t node = dm_buddy_alloc(&h->buddy, DM_CHUNK_ORDER);
+  uint64_t node = dm_heap_tree_alloc(h, DM_CHUNK_ORDER);
   if (!node) {
     dm_sem_signal(&b->sem, 0, cap - n);
     return 0;
@@ -326,13 +331,15 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
   return dm_and64(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
 }
 
-/* Return an empty chunk to the buddy tree if its units are still free. */
-static DM_INLINE void chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
+/* Return an empty chunk to the buddy tree if its units are free and `keep`
+ * more free units stay with the bin. Returns 1 when the chunk went back. */
+static DM_INLINE int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t keep) {
   dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
   uint32_t cap = h->classes[tag_class(tag)].cap;
-  if (!dm_sem_try_wait(&b->sem, cap)) return;
+  uint64_t empty = (uint64_t)tag << 32;
+  if (!dm_sem_try_wait_keep(&b->sem, cap, keep)) return 0;
   bin_lock(b);
-  int dead = dm_cas64(&h->chunks[idx].live, (uint64_t)tag << 32, 0) == (uint64_t)tag << 32;
+  int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (dead) {
     if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
     if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
@@ -340,20 +347,43 @@ static DM_INLINE void chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   bin_unlock(b);
   if (!dead) {
     dm_sem_signal(&b->sem, cap, 0);
-    return;
+    return 0;
   }
   dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
   dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER,
                                             (uint64_t)idx << DM_CHUNK_SHIFT));
+  return 1;
 }
 
-/* Account `count` slots of chunk idx freed (their bits already cleared). */
+/* Return every empty chunk that bins kept to the tree (when the tree runs
+ * short). One caller at a time does the pass; the others go on at once.
+ * Returns the number of chunks returned. */
+DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h) {
+  if (!dm_load64(&h->hstats->cached) || !dm_cas64(&h->hstats->cached, 1, 0)) return 0;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < h->nchunks; i++) {
+    uint64_t v = dm_load64(&h->chunks[i].live);
+    if (v && (uint32_t)v == 0) n += (uint32_t)chunk_release(h, i, (uint32_t)(v >> 32), 0);
+  }
+  return n;
+}
+
+/* Account `count` slots of chunk idx freed (their bits already cleared).
+ * The units are signalled before `used` drops: when the last free of a chunk
+ * sees used reach 0, every other free of it has signalled already, so the
+ * release finds the chunk's units (the other order left empty chunks held
+ * when two warps freed a chunk's last slots at once). A waiter that takes a
+ * unit before `used` drops finds no room for a moment and retries.
+ * An empty chunk goes back to the tree only while its bin keeps another
+ * chunk's worth of free slots; otherwise the bin keeps it (no chunk churn
+ * when a warp allocates and frees in a loop) and it is marked for the next
+ * reclaim pass. */
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
-  uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
-  uint32_t tag = (uint32_t)(old >> 32), used = (uint32_t)old;
+  uint32_t tag = (uint32_t)(dm_load64(&h->chunks[chunk].live) >> 32); /* stable: we hold slots */
   uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
   dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
   dm_sem_signal(&b->sem, count, 0);
+  uint32_t used = (uint32_t)dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
   if (used == cap) { /* was full (and maybe unlisted): list it again; a release
                        * below unlinks it, and if the release fails (its units
                        * are reserved) waiters must find it in the list */
@@ -364,5 +394,6 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
     if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
     bin_unlock(b);
   }
-  if (used == count) chunk_release(h, chunk, tag);
+  if (used == count && !chunk_release(h, chunk, tag, cap) && !dm_load64(&h->hstats->cached))
+    dm_store64(&h->hstats->cached, 1);
 }

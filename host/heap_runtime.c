@@ -74,6 +74,7 @@ static CUresult copy_from_device(const devmalloc_heap_t *h, void *dst, CUdevicep
   return r == CUDA_SUCCESS ? cuStreamSynchronize(h->stream) : r;
 }
 
+/* DM_ARENAS_PER_SM arenas per SM (the device picks one by SM and warp slot). */
 static uint32_t arena_count(void) {
   CUdevice dev;
   int sms = 0;
@@ -81,7 +82,8 @@ static uint32_t arena_count(void) {
       cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
       sms <= 0)
     sms = 1;
-  return sms > (int)DM_MAX_ARENAS ? DM_MAX_ARENAS : (uint32_t)sms;
+  uint64_t n = (uint64_t)sms * DM_ARENAS_PER_SM;
+  return n > DM_MAX_ARENAS ? DM_MAX_ARENAS : (uint32_t)n;
 }
 
 /* Device memory whose start is POOL_ALIGN-aligned (buddy blocks are aligned
@@ -220,8 +222,12 @@ devmalloc_status_t devmalloc_heap_verify(devmalloc_heap_t *h, int *whole, char *
   dm_heap_t view;
   st = fetch_metadata(h, &copy, &view);
   if (st == DEVMALLOC_OK) {
-    if (dm_heap_check(&view, why, whylen) != 0) st = DEVMALLOC_EINVAL;
-    if (whole) *whole = dm_heap_is_whole(&view);
+    if (dm_heap_check(&view, why, whylen) != 0) {
+      st = DEVMALLOC_EINVAL;
+      if (whole) *whole = 0;
+    } else if (whole) {
+      *whole = dm_heap_whole(&view, why, whylen);
+    }
   }
   free(copy);
   pop();

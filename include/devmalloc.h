@@ -76,7 +76,9 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *heap, devmalloc_stats_
 /* Check the heap's invariants on a copy of its metadata (the heap must be
  * idle: no kernel using it running). DEVMALLOC_EINVAL when inconsistent, with
  * the first violation in `why`. *whole (if not NULL) is set to 1 when every
- * block is free and the pool is one piece again. */
+ * block is free: the tree's free blocks and the empty slab chunks that bins
+ * keep (returned to the tree when it runs short) cover the whole pool; when
+ * it is 0 on an otherwise consistent heap, `why` says what is still held. */
 devmalloc_status_t devmalloc_heap_verify(devmalloc_heap_t *heap, int *whole, char *why,
                                          size_t whylen);
 

@@ -65,7 +65,9 @@ static void test_slots_never_dispatch_as_large(void **st) {
 
 /* One chunk per bin until it is full; a full chunk leaves the list (lazily,
  * when a search meets it) and comes back when a slot is freed; an empty chunk
- * returns to the buddy tree. */
+ * returns to the buddy tree while the bin keeps another chunk's worth of free
+ * slots, the last one stays cached until a reclaim pass (the tree runs short)
+ * takes it back. */
 static void test_bin_bookkeeping(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
@@ -93,11 +95,44 @@ static void test_bin_bookkeeping(void **st) {
   assert_true(h->chunks[chunk2].listed);
   p[cap] = NULL;
   for (uint32_t i = 0; i < 2 * cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  assert_int_equal(h->hstats->footprint, 0);
+  assert_int_equal(h->hstats->footprint, DM_CHUNK_BYTES); /* chunk 1 back, chunk 2 cached */
   assert_int_equal(h->hstats->peak, 2 * DM_CHUNK_BYTES);
+  assert_int_equal(dm_sem_value(&bin->sem), cap);
+  assert_int_equal(h->hstats->cached, 1);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h)); /* every block free; one chunk cached */
+  assert_int_equal(dm_slab_reclaim(h), 1);
+  assert_int_equal(dm_slab_reclaim(h), 0); /* nothing marked since */
+  assert_int_equal(h->hstats->footprint, 0);
   assert_int_equal(dm_sem_value(&bin->sem), 0);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
+/* Chunks that bins keep empty go back to the tree when a request needs them:
+ * after small blocks of every class came and went, the whole pool can be
+ * allocated as one block. */
+static void test_cached_chunks_reclaimed_for_large(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 4 * MiB, 3);
+  dm_heap_t *h = f.h;
+  void *p[DM_NUM_CLASSES * 3];
+  uint32_t n = 0;
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++)
+    for (int k = 0; k < 3; k++) assert_non_null(p[n++] = dm_malloc(h, h->classes[c].size, 16));
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  assert_true(h->hstats->footprint > 0); /* chunks kept by their bins */
+  assert_true(dm_heap_is_whole(h));
+  uint64_t biggest = 1ull << (63 - __builtin_clzll(h->buddy.pool_bytes));
+  assert_true(h->hstats->footprint + biggest > h->buddy.pool_bytes); /* needs the cached ones */
+  void *all = dm_malloc(h, biggest, 16);
+  assert_non_null(all);
+  assert_int_equal(h->hstats->footprint, biggest);
+  assert_int_equal(dm_free(h, all), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  assert_int_equal(h->hstats->footprint, 0);
   fixture_heap_fini(&f);
 }
 
@@ -153,6 +188,7 @@ static void test_stealing(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_chunk_geometry),
       cmocka_unit_test(test_slots_never_dispatch_as_large),

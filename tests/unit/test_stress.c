@@ -149,7 +149,46 @@ static void test_stress(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* Threads free the slots of the same chunks at once (slot i by thread
+ * i % THREADS): whichever free empties a chunk must find every other free's
+ * units signalled and return the chunk, so the pool is whole after each
+ * round. (Freeing chunk-mates from different warps at once left empty chunks
+ * held when units were signalled after the count dropped.) */
+#define XFREE_BLOCKS 20000
+static void *xfree_ptrs[XFREE_BLOCKS];
+static pthread_barrier_t xfree_go;
+
+static void *xfree_thread(void *arg) {
+  uintptr_t me = (uintptr_t)arg;
+  pthread_barrier_wait(&xfree_go);
+  for (uint32_t i = (uint32_t)me; i < XFREE_BLOCKS; i += THREADS)
+    if (dm_free(f.h, xfree_ptrs[i]) != DM_FREE_OK) fail_msg("valid free refused");
+  return NULL;
+}
+
+static void test_cross_thread_frees_return_chunks(void **st) {
+  fixture_heap_init(&f, HEAP, 4);
+  for (int round = 0; round < 20 / STRESS_SCALE + 2; round++) {
+    uint64_t size = 16u << (round % 6); /* 16 B .. 512 B: 8..256 chunks */
+    for (uint32_t i = 0; i < XFREE_BLOCKS; i++) {
+      xfree_ptrs[i] = dm_malloc(f.h, size, 16);
+      assert_non_null(xfree_ptrs[i]);
+    }
+    pthread_barrier_init(&xfree_go, NULL, THREADS);
+    pthread_t t[THREADS];
+    for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, xfree_thread, (void *)i);
+    for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&xfree_go);
+    char why[160] = "";
+    fixture_assert_consistent(&f);
+    if (!dm_heap_whole(f.h, why, sizeof why)) fail_msg("round %d (%llu B): %s", round,
+                                                       (unsigned long long)size, why);
+  }
+  fixture_heap_fini(&f);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_stress)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_stress),
+                                     cmocka_unit_test(test_cross_thread_frees_return_chunks)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

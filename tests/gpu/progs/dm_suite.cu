@@ -65,7 +65,11 @@ static bool heap_whole(char *why, size_t n) {
   CK(cudaDeviceSynchronize());
   devmalloc_status_t st = devmalloc_heap_verify(heap, &whole, why, n);
   if (st != DEVMALLOC_OK) return false;
-  if (!whole) snprintf(why, n, "heap not whole after freeing everything");
+  if (!whole) {
+    char held[160];
+    snprintf(held, sizeof held, "%s", why);
+    snprintf(why, n, "heap not whole after freeing everything: %s", held);
+  }
   return whole;
 }
 
