@@ -137,7 +137,7 @@ static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
 static DM_INLINE int tree_exhausted(dm_buddy_t *b, uint32_t order) {
   for (uint32_t h = order; h <= b->top; h++) {
     uint64_t w = dm_load64(&b->sem[h].w);
-    if ((uint32_t)w != 0 || ((w >> 32) & 0xffffu) != 0) return 0;
+    if (dm_semw_c(w) > 0 || dm_semw_e(w) != 0) return 0;
   }
   return 1;
 }

@@ -75,13 +75,15 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   check_node(&h->buddy, 1, count, &r);
   for (uint32_t o = 0; o <= h->buddy.top; o++) {
     uint64_t w = h->buddy.sem[o].w;
-    if ((uint32_t)w != count[o] || (w >> 32) != 0) fail(&r, "order semaphore disagrees with tree", o);
+    if (dm_semw_c(w) != (int32_t)count[o] || dm_semw_e(w) || dm_semw_r(w))
+      fail(&r, "order semaphore disagrees with tree", o);
   }
   for (uint32_t a = 0; a < h->narenas; a++)
     for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
       const dm_bin_t *bin = &h->bins[a * DM_NUM_CLASSES + c];
       if (bin->lock) fail(&r, "bin locked at rest", a * DM_NUM_CLASSES + c);
-      if (bin->sem.w >> 32) fail(&r, "bin semaphore has expected/reserved units at rest", c);
+      if (dm_semw_e(bin->sem.w) || dm_semw_r(bin->sem.w) || dm_semw_c(bin->sem.w) < 0)
+        fail(&r, "bin semaphore has expected/reserved units at rest", c);
     }
   return r.errors;
 }
@@ -103,7 +105,7 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
   }
   uint64_t free_bytes = (uint64_t)empty << DM_CHUNK_SHIFT;
   for (uint32_t o = 0; o <= h->buddy.top; o++)
-    free_bytes += (uint64_t)(uint32_t)h->buddy.sem[o].w << (o + DM_LEAF_SHIFT);
+    free_bytes += (uint64_t)dm_semw_c(h->buddy.sem[o].w) << (o + DM_LEAF_SHIFT);
   if (free_bytes != h->buddy.pool_bytes) {
     if (why) snprintf(why, whylen, "%llu KiB of the pool held outside slab chunks",
                       (unsigned long long)((h->buddy.pool_bytes - free_bytes) >> 10));

@@ -33,11 +33,20 @@
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 
 /* ------------------------------------------------------- bulk semaphore --- */
-/* One 64-bit word: C (value) bits 0..31, E (expected) 32..47, R (reserved)
- * 48..63 — the paper's three counters, updated together by CAS. */
+/* One 64-bit word: E (expected) bits 0..15, R (reserved) 16..31, and C
+ * (value, signed) 32..63 — the paper's three counters, updated together by
+ * CAS. C sits on top so that a fetch-add can take units (sem.c's fast path):
+ * a take that finds too few leaves C negative for a moment and borrows
+ * nothing from E or R. */
 typedef struct dm_sem {
   uint64_t w;
 } dm_sem_t;
+static DM_INLINE int32_t dm_semw_c(uint64_t w) { return (int32_t)(uint32_t)(w >> 32); }
+static DM_INLINE uint32_t dm_semw_e(uint64_t w) { return (uint32_t)w & 0xffffu; }
+static DM_INLINE uint32_t dm_semw_r(uint64_t w) { return ((uint32_t)w >> 16) & 0xffffu; }
+static DM_INLINE uint64_t dm_semw_pack(int64_t c, uint32_t e, uint32_t r) {
+  return ((uint64_t)(uint32_t)c << 32) | ((uint64_t)r << 16) | e;
+}
 
 /* ------------------------------------------------------------ buddy tree --- */
 /* Node states. A node is SPLIT when its children carry the state of its

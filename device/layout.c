@@ -147,7 +147,7 @@ void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
   format_node(L, h, 1, L->top, 0, write, ctx, sem_count);
   for (uint32_t o = 0; o <= L->top; o++) {
     if (!sem_count[o]) continue;
-    dm_sem_t s = {sem_count[o]};
+    dm_sem_t s = {dm_semw_pack(sem_count[o], 0, 0)};
     write(ctx, L->sem_off + (uint64_t)o * sizeof(dm_sem_t), &s, sizeof s);
   }
   write(ctx, L->heap_off, h, sizeof *h);

@@ -3,7 +3,8 @@
  *
  * A bulk semaphore counts units of a resource (C), units expected from
  * batches being produced (E) and units reserved by waiting threads (R), all in
- * one 64-bit word updated by CAS (signal is a single fetch-add). wait(N, B)
+ * one 64-bit word updated by CAS (signal is a single fetch-add, and so is a
+ * wait that finds enough units: see sem_fast_take). wait(N, B)
  * either takes N units (DM_SEM_OK) or, when C + E - R < N, tells the caller to
  * produce a batch of B units (DM_SEM_GROW): the caller keeps N of them and
  * later calls signal(B - N, B - N), or signal(0, B - N) if it failed to
@@ -15,32 +16,50 @@
  */
 #include "dm_internal.h"
 
-#define SEM_C(w) ((uint32_t)(w))
-#define SEM_E(w) ((uint32_t)((w) >> 32) & 0xffffu)
-#define SEM_R(w) ((uint32_t)((w) >> 48))
-#define SEM_PACK(c, e, r) ((uint64_t)(c) | ((uint64_t)(e) << 32) | ((uint64_t)(r) << 48))
+#define SEM_C(w) ((int64_t)dm_semw_c(w))
+#define SEM_E(w) dm_semw_e(w)
+#define SEM_R(w) dm_semw_r(w)
+#define SEM_PACK(c, e, r) dm_semw_pack((c), (e), (r))
 #define SEM_FIELD_MAX 0xffffu
+#define SEM_UNIT (1ull << 32) /* one unit of C */
+#define SEM_RUNIT (1ull << 16) /* one unit of R */
 
 DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count) { s->w = SEM_PACK(count, 0, 0); }
 
-DM_FN uint32_t dm_sem_value(const dm_sem_t *s) { return SEM_C(dm_load64(&s->w)); }
+DM_FN uint32_t dm_sem_value(const dm_sem_t *s) {
+  int64_t c = SEM_C(dm_load64(&s->w));
+  return c > 0 ? (uint32_t)c : 0u;
+}
 DM_FN uint32_t dm_sem_expected(const dm_sem_t *s) { return SEM_E(dm_load64(&s->w)); }
 DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s) { return SEM_R(dm_load64(&s->w)); }
 
 enum { SEM_RESERVED = 1 };
 
+/* Fast path: take n units with one fetch-add when there seem to be enough
+ * (no CAS retries when thousands of threads take at once); a take that finds
+ * too few puts them back. */
+static DM_INLINE int sem_fast_take(dm_sem_t *s, uint32_t n) {
+  if (SEM_C(dm_load64(&s->w)) < (int64_t)n) return 0;
+  uint64_t old = dm_add64(&s->w, (uint64_t)0 - (uint64_t)n * SEM_UNIT);
+  if (SEM_C(old) >= (int64_t)n) return 1;
+  dm_add64(&s->w, (uint64_t)n * SEM_UNIT);
+  return 0;
+}
+
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
   DM_ASSERT(n > 0 && b >= n);
+  if (sem_fast_take(s, n)) return DM_SEM_OK;
   for (;;) {
     uint64_t w = dm_load64(&s->w);
     int res;
     for (;;) {
-      uint32_t c = SEM_C(w), e = SEM_E(w), r = SEM_R(w);
+      int64_t c = SEM_C(w);
+      uint32_t e = SEM_E(w), r = SEM_R(w);
       uint64_t nw;
-      if ((uint64_t)c + e < (uint64_t)r + n && e + (b - n) <= SEM_FIELD_MAX) {
+      if (c + e < (int64_t)r + n && e + (b - n) <= SEM_FIELD_MAX) {
         nw = SEM_PACK(c, e + (b - n), r);
         res = DM_SEM_GROW;
-      } else if (c >= n) {
+      } else if (c >= (int64_t)n) {
         nw = SEM_PACK(c - n, e, r);
         res = DM_SEM_OK;
       } else if (r + n <= SEM_FIELD_MAX) {
@@ -66,18 +85,19 @@ DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
       dm_pause_ns(ns);
       if (ns < 2048) ns *= 2;
       w = dm_load64(&s->w);
-      if (SEM_C(w) >= n) {
+      if (SEM_C(w) >= (int64_t)n) {
         if (dm_cas64(&s->w, w, SEM_PACK(SEM_C(w) - n, SEM_E(w), SEM_R(w) - n)) == w) return DM_SEM_OK;
         continue;
       }
-      if (SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
+      if ((int64_t)SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
     }
-    dm_add64(&s->w, (uint64_t)0 - ((uint64_t)n << 48));
+    dm_add64(&s->w, (uint64_t)0 - (uint64_t)n * SEM_RUNIT);
   }
 }
 
+/* Add n units and retire b expected ones (E >= b: the caller added them). */
 DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
-  dm_add64(&s->w, (uint64_t)n - ((uint64_t)b << 32));
+  dm_add64(&s->w, (uint64_t)n * SEM_UNIT - b);
 }
 
 /* Take n units if C >= n + keep, or (partial) as many as there are above
@@ -85,10 +105,10 @@ DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
 static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial, uint32_t keep) {
   uint64_t w = dm_load64(&s->w);
   for (;;) {
-    uint32_t c = SEM_C(w), above = c > keep ? c - keep : 0;
-    uint32_t t = above >= n ? n : (partial ? above : 0);
+    int64_t above = SEM_C(w) - (int64_t)keep;
+    uint32_t t = above >= (int64_t)n ? n : (partial && above > 0 ? (uint32_t)above : 0);
     if (t == 0) return 0;
-    uint64_t old = dm_cas64(&s->w, w, w - t);
+    uint64_t old = dm_cas64(&s->w, w, w - (uint64_t)t * SEM_UNIT);
     if (old == w) return t;
     w = old;
   }
