@@ -167,6 +167,68 @@ DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
   return node;
 }
 
+/* Make node r (owned, BUSY, not split) AVAIL: its unit first (see the note
+ * at free), under its parent's and both children's locks so that a free of
+ * its buddy decides on a settled state. */
+static DM_INLINE void publish_avail(dm_buddy_t *b, uint64_t r) {
+  uint64_t p = r >> 1;
+  node_lock(b, p);
+  node_lock(b, 2 * p);
+  node_lock(b, 2 * p + 1);
+  dm_sem_signal(&b->sem[node_order(b, r)], 1, 0);
+  set_avail(b, r);
+  node_unlock(b, 2 * p + 1);
+  node_unlock(b, 2 * p);
+  node_unlock(b, p);
+}
+
+/* Mark the internal nodes of the `levels` top levels of the subtree at y
+ * SPLIT (a subtree whose every block is handed out). */
+static DM_INLINE void mark_split(dm_buddy_t *b, uint64_t y, uint32_t levels) {
+  for (uint32_t d = 0; d < levels; d++)
+    for (uint64_t i = y << d, e = (y + 1) << d; i < e; i++) dm_store32(&b->state[i], DM_NODE_SPLIT);
+}
+
+/* Carve the owned node y of order h into k blocks of order o taken from its
+ * start: nodes on the way are marked SPLIT, the blocks stay BUSY, and each
+ * right half that gets no block is noted in `spare` (made AVAIL later).
+ * Returns the number of spares. */
+static DM_INLINE uint32_t carve(dm_buddy_t *b, uint64_t y, uint32_t h, uint32_t o, uint32_t k,
+                                uint64_t *spare) {
+  uint32_t n = 0;
+  for (; h > o; h--) {
+    uint32_t half = 1u << (h - 1 - o);
+    dm_store32(&b->state[y], DM_NODE_SPLIT);
+    if (k <= half) { /* all in the left half: the right one is spare */
+      spare[n++] = 2 * y + 1;
+      y = 2 * y;
+    } else { /* the left half is handed out whole; go on in the right */
+      mark_split(b, 2 * y, h - 1 - o);
+      y = 2 * y + 1;
+      k -= half;
+    }
+  }
+  return n;
+}
+
+/* Allocate k adjacent blocks of `order` (a warp's lanes asking for the same
+ * size) with one tree operation: a block of order + ceil(log2 k) whose first
+ * k sub-blocks are handed out and whose rest goes back to the tree as its
+ * maximal free halves. Returns the first block's node (block i starts i
+ * blocks after it), 0 when no block that large is free. */
+DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k) {
+  uint32_t j = 0;
+  while ((1u << j) < k) j++;
+  if (order + j > b->top) return 0;
+  uint64_t y = dm_buddy_alloc(b, order + j);
+  if (!y || j == 0) return y;
+  uint64_t spare[32];
+  uint32_t nspare = carve(b, y, order + j, order, k, spare);
+  dm_fence(); /* the SPLIT marks before any spare can be claimed and freed */
+  for (uint32_t i = 0; i < nspare; i++) publish_avail(b, spare[i]);
+  return y << j;
+}
+
 /* Free an owned node of `order` (BUSY, not split), merging with its buddy.
  *
  * When the buddy is AVAIL but try-wait fails, every unit of the order is held

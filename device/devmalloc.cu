@@ -7,7 +7,9 @@
  *   served together (XMalloc-style coalescing): one leader runs the two-stage
  *   slab allocation for all of them — one semaphore operation, one pin, one
  *   fetch-or per bitmap word — and the found slots are handed out by shuffle
- *   (CoRW-style sharing). Large requests go to the buddy tree lane by lane.
+ *   (CoRW-style sharing). Large requests: lanes with the same block order
+ *   get adjacent blocks carved from one tree block; the rest go to the tree
+ *   one lane at a time.
  * free: lanes freeing slots of the same bitmap word clear them with one
  *   fetch-and; lanes freeing in the same chunk account for them with one
  *   update of the chunk, its bin's semaphore and the counters.
@@ -57,6 +59,38 @@ static __device__ __noinline__ void *dm_unbound(void) {
   return 0;
 }
 
+/* Large requests. Lanes asking for the same block order (alignment up to
+ * 16 KiB) get adjacent blocks carved from one tree block by their leader: one
+ * tree operation per warp instead of one per lane. What remains (different
+ * orders, larger alignment, or no block that large free) is allocated one lane
+ * at a time: lanes of one warp spinning on each other's locks and semaphore
+ * reservations, all at once, was what made large blocks slow. */
+static __device__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align, uint32_t arena) {
+  uint32_t active = __activemask(), lane = lane_id();
+  uint32_t order = dm_heap_large_order(h, size, align);
+  uint32_t key = (order != DM_MAX_ORDERS && align <= DM_DISPATCH_ALIGN) ? order : 64u + lane;
+  uint32_t grp = __match_any_sync(active, key);
+  uint32_t leader = (uint32_t)__ffs(grp) - 1u, k = (uint32_t)__popc(grp);
+  uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
+  void *res = 0;
+  int done = 0;
+  if (k > 1) {
+    char *first = 0;
+    if (lane == leader) first = dm_heap_malloc_run(h, order, k, arena);
+    first = (char *)__shfl_sync(grp, (unsigned long long)first, (int)leader);
+    if (first) {
+      res = first + ((uint64_t)rank << (order + DM_LEAF_SHIFT));
+      done = 1;
+    }
+  }
+  uint32_t todo = __ballot_sync(active, !done);
+  for (uint32_t m = todo; m; m &= m - 1) {
+    if (lane == (uint32_t)__ffs(m) - 1u) res = dm_heap_malloc_large(h, size, align, arena);
+    __syncwarp(active);
+  }
+  return res;
+}
+
 static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h) return dm_unbound();
@@ -64,7 +98,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
   int cls = dm_class_of(size, align);
   uint32_t arena = dm_heap_arena(h);
-  if (cls < 0) return dm_heap_malloc_large(h, size, align, arena);
+  if (cls < 0) return dm_warp_malloc_large(h, size, align, arena);
 
   uint32_t grp = __match_any_sync(__activemask(), cls);
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
@@ -109,8 +143,12 @@ static __device__ void dm_warp_free(void *p) {
     return;
   }
   uint32_t arena = dm_heap_arena(h);
-  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
-    dm_heap_free_large(h, off, arena);
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) { /* one lane at a time (see above) */
+    uint32_t lg = __activemask(), lane = lane_id();
+    for (uint32_t m = lg; m; m &= m - 1) {
+      if (lane == (uint32_t)__ffs(m) - 1u) dm_heap_free_large(h, off, arena);
+      __syncwarp(lg);
+    }
     return;
   }
   uint32_t chunk, word;

@@ -29,6 +29,7 @@ DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
 
 /* buddy.c */
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order);
+DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k);
 DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
@@ -56,6 +57,8 @@ DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h);
 
 /* heap.c */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);
+DM_FN uint32_t dm_heap_large_order(const dm_heap_t *h, uint64_t size, uint64_t align);
+DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena);
 DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena);
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);

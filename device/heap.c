@@ -43,11 +43,36 @@ DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order) {
   return node;
 }
 
-/* A block of at least max(size, align) bytes from the buddy tree. */
-DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
+/* Order of the tree block for a large request, DM_MAX_ORDERS when none fits. */
+DM_FN uint32_t dm_heap_large_order(const dm_heap_t *h, uint64_t size, uint64_t align) {
   uint64_t need = size > align ? size : align;
   uint32_t order = need <= h->buddy.pool_bytes ? dm_order_of(need) : DM_MAX_ORDERS;
-  uint64_t node = order <= h->buddy.top ? dm_heap_tree_alloc(h, order) : 0;
+  return order <= h->buddy.top ? order : DM_MAX_ORDERS;
+}
+
+static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, uint32_t k) {
+  uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
+  dm_add64(&h->astats[arena].large_allocs, k);
+  dm_add64(&h->astats[arena].large_bytes, bytes);
+  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+}
+
+/* k adjacent blocks of `order` in one tree operation (a warp's lanes with the
+ * same request; the blocks are aligned to their size, up to the pool's
+ * alignment, so the caller keeps this for align <= 16 KiB). Returns the first
+ * block, NULL when no block of k blocks' size is free (the caller then
+ * allocates one by one, which may still succeed). */
+DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
+  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
+  if (!node) return 0;
+  note_large(h, arena, order, k);
+  return dm_buddy_addr(&h->buddy, node);
+}
+
+/* A block of at least max(size, align) bytes from the buddy tree. */
+DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
+  uint32_t order = dm_heap_large_order(h, size, align);
+  uint64_t node = order != DM_MAX_ORDERS ? dm_heap_tree_alloc(h, order) : 0;
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
     return 0;
@@ -58,10 +83,7 @@ DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, ui
     dm_heap_note_failure(h, arena, 1);
     return 0;
   }
-  uint64_t bytes = 1ull << (order + DM_LEAF_SHIFT);
-  dm_add64(&h->astats[arena].large_allocs, 1);
-  dm_add64(&h->astats[arena].large_bytes, bytes);
-  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+  note_large(h, arena, order, 1);
   return p;
 }
 

@@ -202,9 +202,53 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* A run of k blocks (a warp's lanes with one request) is carved from one
+ * block: the k blocks are adjacent, busy and freeable one by one, the rest of
+ * the block is free as maximal halves (invariants after every step), and the
+ * tree is whole when they are all freed, in any order. */
+static void test_runs_carve_adjacent_blocks(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 16 * MiB, 1);
+  dm_buddy_t *b = &f.h->buddy;
+  uint64_t seed = 7;
+  for (uint32_t k = 1; k <= 32; k++) {
+    for (uint32_t order = 0; order <= 2; order++) {
+      uint64_t first = dm_buddy_alloc_run(b, order, k);
+      assert_true(first != 0);
+      fixture_assert_consistent(&f);
+      uint64_t bytes = 1ull << (order + DM_LEAF_SHIFT), base = dm_buddy_node_offset(b, first);
+      uint64_t nodes[32];
+      for (uint32_t i = 0; i < k; i++) {
+        int why;
+        nodes[i] = dm_buddy_lookup(b, base + i * bytes, &why);
+        assert_int_equal(why, DM_FREE_OK);
+        assert_int_equal(nodes[i], first + i);
+        assert_int_equal(dm_buddy_order(b, nodes[i]), order);
+        assert_int_equal((base + i * bytes) % bytes, 0);
+      }
+      for (uint32_t i = k; i > 1; i--) { /* free in a random order */
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t j = (uint32_t)(seed >> 33) % i;
+        uint64_t t = nodes[j];
+        nodes[j] = nodes[i - 1];
+        nodes[i - 1] = t;
+      }
+      for (uint32_t i = 0; i < k; i++) {
+        dm_buddy_free(b, nodes[i]);
+        fixture_assert_consistent(&f);
+      }
+      assert_true(dm_heap_is_whole(f.h));
+    }
+  }
+  assert_int_equal(dm_buddy_alloc_run(b, b->top, 2), 0); /* larger than the pool */
+  fixture_assert_consistent(&f);
+  fixture_heap_fini(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fresh_heap_is_whole),
+      cmocka_unit_test(test_runs_carve_adjacent_blocks),
       cmocka_unit_test(test_split_then_merge),
       cmocka_unit_test(test_fill_every_leaf),
       cmocka_unit_test(test_random_ops_keep_invariants),
