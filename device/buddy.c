@@ -283,26 +283,40 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
 }
 
 /* Find the allocated node that starts at pool offset `off`.
- * Returns the node, or 0 with *why = DM_FREE_FOREIGN / DM_FREE_DOUBLE. */
+ * Returns the node, or 0 with *why = DM_FREE_FOREIGN / DM_FREE_DOUBLE.
+ * Walks up from the leaf at `off` to the first node whose parent is split:
+ * the allocated block holding `off` (nodes under an allocated block are
+ * plain BUSY, and its parent stays split while it is allocated), so a 16 KiB
+ * block costs two loads where a walk down from the root cost the tree's
+ * height. */
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
   *why = DM_FREE_FOREIGN;
   if (off >= b->pool_bytes || (off & ((1ull << DM_LEAF_SHIFT) - 1)) != 0) return 0;
-  uint64_t i = 1;
+  uint64_t i = dm_buddy_node_at(b, 0, off);
   for (;;) {
     uint32_t s = dm_load32(&b->state[i]);
-    if (!(s & DM_NODE_SPLIT)) break;
-    uint32_t h = node_order(b, i);
-    uint64_t half = 1ull << (h - 1 + DM_LEAF_SHIFT);
-    i = 2 * i + ((off & half) ? 1u : 0u);
-  }
-  uint32_t s = dm_load32(&b->state[i]);
-  if (s == DM_NODE_AVAIL) { /* the memory is free already (maybe merged since) */
-    *why = DM_FREE_DOUBLE;
-    return 0;
+    if (s == DM_NODE_AVAIL) { /* the memory is free already (maybe merged since) */
+      *why = DM_FREE_DOUBLE;
+      return 0;
+    }
+    if (s & DM_NODE_SPLIT) return 0; /* a racing or bogus free: not a block */
+    if (i == 1 || (dm_load32(&b->state[i >> 1]) & DM_NODE_SPLIT)) break;
+    i >>= 1;
   }
   if (dm_buddy_node_offset(b, i) != off) return 0;
   *why = DM_FREE_OK;
   return i;
+}
+
+/* Free the 2^j adjacent blocks under node y (all allocated, owned by the
+ * caller: a warp freeing a run it got from dm_buddy_alloc_run, or any whole
+ * aligned group) as one block: y's split nodes become a plain block, then one
+ * free merges it upward. */
+DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
+  for (uint32_t d = 0; d < j; d++)
+    for (uint64_t i = y << d, e = (y + 1) << d; i < e; i++) dm_store32(&b->state[i], DM_NODE_BUSY);
+  dm_fence();
+  dm_buddy_free(b, y);
 }
 
 /* Misuse class of a free of pool offset `off` that is not a live block:

@@ -132,6 +132,36 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   return res;
 }
 
+/* Large frees. Lookups run in parallel (read-only). Lanes whose blocks are a
+ * whole aligned group of 2^j blocks of one order (a run from
+ * dm_warp_malloc_large freed by the same warp) free it as one block; the
+ * others free one lane at a time (see dm_warp_malloc_large). */
+static __device__ void dm_warp_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
+  uint32_t lg = __activemask(), lane = lane_id();
+  int why;
+  uint64_t node = dm_heap_large_lookup(h, off, &why);
+  if (!node) dm_heap_note_misuse(h, why);
+  uint32_t key = node && node < (1ull << 32) ? dm_buddy_order(&h->buddy, node) : 64u + lane;
+  uint32_t grp = __match_any_sync(lg, key);
+  uint32_t k = (uint32_t)__popc(grp), leader = (uint32_t)__ffs(grp) - 1u;
+  int done = !node;
+  if (key < 64u && k > 1 && (k & (k - 1)) == 0) {
+    uint32_t n = (uint32_t)node;
+    uint32_t lo = __reduce_min_sync(grp, n), hi = __reduce_max_sync(grp, n);
+    uint32_t alone = __ballot_sync(grp, __match_any_sync(grp, n) == (1u << lane));
+    if (hi - lo + 1u == k && lo % k == 0 && alone == grp) {
+      uint32_t j = (uint32_t)__ffs(k) - 1u;
+      if (lane == leader) dm_heap_free_nodes(h, lo >> j, j, arena);
+      done = 1;
+    }
+  }
+  uint32_t todo = __ballot_sync(lg, !done);
+  for (uint32_t m = todo; m; m &= m - 1) {
+    if (lane == (uint32_t)__ffs(m) - 1u) dm_heap_free_nodes(h, node, 0, arena);
+    __syncwarp(lg);
+  }
+}
+
 static __device__ void dm_warp_free(void *p) {
   if (!p) return;
   dm_heap_t *h = devmalloc_heap_desc;
@@ -143,12 +173,8 @@ static __device__ void dm_warp_free(void *p) {
     return;
   }
   uint32_t arena = dm_heap_arena(h);
-  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) { /* one lane at a time (see above) */
-    uint32_t lg = __activemask(), lane = lane_id();
-    for (uint32_t m = lg; m; m &= m - 1) {
-      if (lane == (uint32_t)__ffs(m) - 1u) dm_heap_free_large(h, off, arena);
-      __syncwarp(lg);
-    }
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+    dm_warp_free_large(h, off, arena);
     return;
   }
   uint32_t chunk, word;

@@ -33,6 +33,7 @@ DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k);
 DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
+DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j);
 DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node);
@@ -60,6 +61,8 @@ DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, ui
 DM_FN uint32_t dm_heap_large_order(const dm_heap_t *h, uint64_t size, uint64_t align);
 DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena);
 DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena);
+DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why);
+DM_FN void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena);
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);

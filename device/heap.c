@@ -87,24 +87,37 @@ DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, ui
   return p;
 }
 
-/* Free the large block at pool offset `off` (4 KiB aligned). Returns
- * DM_FREE_OK or the kind of misuse (counted). */
-DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
-  int why;
-  uint64_t node = dm_buddy_lookup(&h->buddy, off, &why);
+/* The allocated large block at pool offset `off` (16 KiB aligned), or 0 with
+ * *why saying which misuse it is. */
+DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
+  uint64_t node = dm_buddy_lookup(&h->buddy, off, why);
   if (node && dm_buddy_order(&h->buddy, node) == DM_CHUNK_ORDER &&
       dm_chunk_class(h, (uint32_t)(off >> DM_CHUNK_SHIFT)) != DM_NUM_CLASSES) {
-    node = 0; /* a slab chunk's base: never handed out */
-    why = DM_FREE_FOREIGN;
+    *why = DM_FREE_FOREIGN; /* a slab chunk's base: never handed out */
+    return 0;
   }
+  return node;
+}
+
+/* Free k = 2^j allocated blocks: the run under node y (j = 0: one block). */
+DM_FN void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
+  uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, y) + DM_LEAF_SHIFT);
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
+  if (j) dm_buddy_free_run(&h->buddy, y, j);
+  else dm_buddy_free(&h->buddy, y);
+  dm_add64(&h->astats[arena].large_frees, 1ull << j);
+  dm_add64(&h->astats[arena].large_bytes, (uint64_t)0 - bytes);
+}
+
+/* Free the large block at pool offset `off`. Returns DM_FREE_OK or the kind
+ * of misuse (counted). */
+DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
+  int why;
+  uint64_t node = dm_heap_large_lookup(h, off, &why);
   if (!node) {
     dm_heap_note_misuse(h, why);
     return why;
   }
-  uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT);
-  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
-  dm_buddy_free(&h->buddy, node);
-  dm_add64(&h->astats[arena].large_frees, 1);
-  dm_add64(&h->astats[arena].large_bytes, (uint64_t)0 - bytes);
+  dm_heap_free_nodes(h, node, 0, arena);
   return DM_FREE_OK;
 }

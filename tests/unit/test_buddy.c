@@ -205,7 +205,8 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
 /* A run of k blocks (a warp's lanes with one request) is carved from one
  * block: the k blocks are adjacent, busy and freeable one by one, the rest of
  * the block is free as maximal halves (invariants after every step), and the
- * tree is whole when they are all freed, in any order. */
+ * tree is whole when they are all freed, in any order, or (a whole aligned
+ * group) at once. */
 static void test_runs_carve_adjacent_blocks(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 16 * MiB, 1);
@@ -225,6 +226,13 @@ static void test_runs_carve_adjacent_blocks(void **st) {
         assert_int_equal(nodes[i], first + i);
         assert_int_equal(dm_buddy_order(b, nodes[i]), order);
         assert_int_equal((base + i * bytes) % bytes, 0);
+      }
+      if ((k & (k - 1)) == 0 && k > 1 && order == 1) { /* a whole run: freed as one block */
+        uint32_t j = (uint32_t)__builtin_ctz(k);
+        dm_buddy_free_run(b, first >> j, j);
+        fixture_assert_consistent(&f);
+        assert_true(dm_heap_is_whole(f.h));
+        continue;
       }
       for (uint32_t i = k; i > 1; i--) { /* free in a random order */
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
