@@ -11,8 +11,8 @@
  * Allocation is two-stage, per request of n slots (n lanes of a warp on the
  * GPU, 1 on the host):
  *   1. accounting: wait on the bin's bulk semaphore (free slots of the arena's
- *      chunks of this class). GROW: take a chunk from the buddy tree, format
- *      it and keep n slots of it. If the tree is full, take units from other
+ *      chunks of this class). GROW: take a chunk (or a run of adjacent
+ *      chunks) from the buddy tree, format it and keep n slots of it. If the tree is full, take units from other
  *      arenas' semaphores (stealing) so that memory is never stranded.
  *   2. tracking: pin units to a chunk (CAS on `live`: tag must match, used
  *      must stay <= cap), then claim bits in its bitmap with one fetch-or per
@@ -248,23 +248,34 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
   }
 }
 
-/* Take a fresh chunk for the home bin, keeping n slots. */
+/* Take fresh chunks for the home bin, keeping n slots of the first. A bin
+ * that keeps growing takes runs of 2, 4, then 8 adjacent chunks in one tree
+ * operation (one chunk when no run is free): the tree's rate of operations
+ * was what bounded allocation of the larger classes. */
 static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-  uint32_t cap = h->classes[rv->cls].cap;
-  uint64_t node = dm_heap_tree_alloc(h, DM_CHUNK_ORDER);
+  uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
+  uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+  uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
+  if (!node) {
+    k = 1;
+    node = dm_heap_tree_alloc(h, DM_CHUNK_ORDER);
+  }
   if (!node) {
     dm_sem_signal(&b->sem, 0, cap - n);
     return 0;
   }
   uint32_t idx = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
   *g = chunk_format(h, idx, rv->arena, rv->cls, n);
+  for (uint32_t i = 1; i < k; i++) chunk_format(h, idx + i, rv->arena, rv->cls, 0);
   bin_lock(b);
+  for (uint32_t i = k; i-- > 1;) list_insert(h, b, idx + i);
   if (n < cap) list_insert(h, b, idx);
   dm_store32(&b->hint, idx + 1);
   bin_unlock(b);
-  dm_sem_signal(&b->sem, cap - n, cap - n);
-  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, DM_CHUNK_BYTES) + DM_CHUNK_BYTES);
+  dm_sem_signal(&b->sem, k * cap - n, cap - n);
+  uint64_t bytes = (uint64_t)k << DM_CHUNK_SHIFT;
+  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   return 1;
 }
 

@@ -80,6 +80,7 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(dm_sem_value(&bin->sem), 0);
   uint32_t chunk1 = bin->hint - 1;
   assert_int_equal((uint32_t)h->chunks[chunk1].live, cap);
+  bin->grows = 0; /* one chunk per grow here (runs: test_grow_runs) */
   for (uint32_t i = cap; i < 2 * cap; i++) p[i] = dm_malloc(h, 4096, 16); /* second chunk */
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
   uint32_t chunk2 = bin->hint - 1;
@@ -105,6 +106,29 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(dm_slab_reclaim(h), 0); /* nothing marked since */
   assert_int_equal(h->hstats->footprint, 0);
   assert_int_equal(dm_sem_value(&bin->sem), 0);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
+/* A bin that keeps growing takes runs of 1, 2, 4, then 8 chunks per grow;
+ * all of them are listed and served before the next grow. */
+static void test_grow_runs(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 16 * MiB, 1);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t want[] = {1, 2, 4, 8, 8}, total = 0;
+  static void *p[23 * 32];
+  uint32_t n = 0;
+  for (uint32_t g = 0; g < 5; g++) {
+    total += want[g];
+    while (n < total * cap) assert_non_null(p[n++] = dm_malloc(h, 4096, 16));
+    assert_int_equal(h->hstats->footprint, (uint64_t)total * DM_CHUNK_BYTES);
+    assert_int_equal(h->bins[cls].grows, g + 1);
+    fixture_assert_consistent(&f);
+  }
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
   fixture_heap_fini(&f);
@@ -189,6 +213,7 @@ static void test_stealing(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
+      cmocka_unit_test(test_grow_runs),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_chunk_geometry),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
