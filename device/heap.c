@@ -64,6 +64,7 @@ static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, u
  * allocates one by one, which may still succeed). */
 DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
   uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
+  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
   if (!node) return 0;
   note_large(h, arena, order, k);
   return dm_buddy_addr(&h->buddy, node);

@@ -251,11 +251,14 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
 /* Take fresh chunks for the home bin, keeping n slots of the first. A bin
  * that keeps growing takes runs of 2, 4, then 8 adjacent chunks in one tree
  * operation (one chunk when no run is free): the tree's rate of operations
- * was what bounded allocation of the larger classes. */
+ * was what bounded allocation of the larger classes. Runs stop once half
+ * the pool is held: with thousands of bins (arenas x classes) growing at
+ * once they would take more than the requests need. */
 static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
   uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+  if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) k = 1;
   uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
   if (!node) {
     k = 1;
