@@ -74,16 +74,16 @@ static CUresult copy_from_device(const devmalloc_heap_t *h, void *dst, CUdevicep
   return r == CUDA_SUCCESS ? cuStreamSynchronize(h->stream) : r;
 }
 
-/* DM_ARENAS_PER_SM arenas per SM (the device picks one by SM and warp slot). */
-static uint32_t arena_count(void) {
+/* DM_ARENAS_PER_SM arenas per SM (the device picks one by SM and warp slot),
+ * fewer in a small heap (see dm_arenas_for). */
+static uint32_t arena_count(uint64_t heap_bytes) {
   CUdevice dev;
   int sms = 0;
   if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
       cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
       sms <= 0)
     sms = 1;
-  uint64_t n = (uint64_t)sms * DM_ARENAS_PER_SM;
-  return n > DM_MAX_ARENAS ? DM_MAX_ARENAS : (uint32_t)n;
+  return dm_arenas_for(heap_bytes, (uint32_t)sms);
 }
 
 /* Device memory whose start is POOL_ALIGN-aligned (buddy blocks are aligned
@@ -113,7 +113,7 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
   }
   h->ctx = ctx;
   h->bytes = bytes;
-  if (dm_layout_compute(bytes, arena_count(), &h->layout) != 0) {
+  if (dm_layout_compute(bytes, arena_count(bytes), &h->layout) != 0) {
     st = DEVMALLOC_EINVAL; /* too small to hold one chunk */
     goto fail;
   }

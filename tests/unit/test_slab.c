@@ -134,6 +134,16 @@ static void test_grow_runs(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* Arenas: DM_ARENAS_PER_SM per SM, fewer when the heap cannot give every
+ * (arena, class) bin four chunks. */
+static void test_arena_count_follows_heap_size(void **st) {
+  assert_int_equal(dm_arenas_for(8ull << 30, 132), 132 * DM_ARENAS_PER_SM);
+  assert_int_equal(dm_arenas_for(4ull << 30, 132), (4ull << 30 >> DM_CHUNK_SHIFT) / (DM_NUM_CLASSES * 4));
+  assert_int_equal(dm_arenas_for(256ull << 20, 132), 2048 / (DM_NUM_CLASSES * 4));
+  assert_int_equal(dm_arenas_for(1ull << 20, 132), 1);
+  assert_int_equal(dm_arenas_for(1ull << 40, 1000), DM_MAX_ARENAS);
+}
+
 /* Chunks that bins keep empty go back to the tree when a request needs them:
  * after small blocks of every class came and went, the whole pool can be
  * allocated as one block. */
@@ -214,6 +224,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
       cmocka_unit_test(test_grow_runs),
+      cmocka_unit_test(test_arena_count_follows_heap_size),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_chunk_geometry),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
