@@ -142,42 +142,29 @@ static DM_INLINE int tree_exhausted(dm_buddy_t *b, uint32_t order) {
   return 1;
 }
 
-/* Allocate a block of `order`. Returns its node index, 0 when out of memory.
- *
- * A GROW that reaches the root with nothing to split is not always out of
- * memory: when requests arrive spread in time, more of them can decide to grow
- * at a level than the splits in flight need, and the surplus climbs to the
- * root while blocks are on their way down (seen on the GPU as NULLs for 1 MiB
- * blocks in a heap three quarters free). So the caller unwinds, and tries
- * again while some order from `order` up still has a block or one expected;
- * only a tree with neither (or a bounded number of tries) answers NULL. */
+/* Allocate a block of `order`. Returns its node index, 0 when out of memory. */
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
-  if (order > b->top) return 0;
-  for (uint32_t tries = 0; tries < DM_GROW_RETRIES; tries++) {
-    if (tree_exhausted(b, order)) return 0;
-    uint32_t h = order;
-    uint64_t node = 0;
-    for (;;) {
-      if (dm_sem_wait(&b->sem[h], 1, 2) == DM_SEM_OK) {
-        DM_CHAOS_POINT();
-        node = dm_buddy_claim(b, h);
-        break;
-      }
-      if (h == b->top) break; /* GROW at the root: nothing to split */
-      h++;
+  if (order > b->top || tree_exhausted(b, order)) return 0;
+  uint32_t h = order;
+  uint64_t node = 0;
+  for (;;) {
+    if (dm_sem_wait(&b->sem[h], 1, 2) == DM_SEM_OK) {
+      DM_CHAOS_POINT();
+      node = dm_buddy_claim(b, h);
+      break;
     }
-    if (!node) { /* unwind the expectations taken on the way up */
-      for (uint32_t l = order; l <= h; l++) dm_sem_signal(&b->sem[l], 0, 1);
-      dm_pause_ns(256u << (tries < 4 ? tries : 4));
-      continue;
-    }
-    while (h > order) { /* split down, giving each right child to its order */
-      node = split_node(b, node);
-      h--;
-    }
-    return node;
+    if (h == b->top) break; /* GROW at the root: nothing to split */
+    h++;
   }
-  return 0;
+  if (!node) { /* unwind the expectations taken on the way up */
+    for (uint32_t l = order; l <= h; l++) dm_sem_signal(&b->sem[l], 0, 1);
+    return 0;
+  }
+  while (h > order) { /* split down, giving each right child to its order */
+    node = split_node(b, node);
+    h--;
+  }
+  return node;
 }
 
 /* Make node r (owned, BUSY, not split) AVAIL: its unit first (see the note
