@@ -134,7 +134,7 @@ static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
 /* True when no order from `order` up has a block or one on the way: the
  * request cannot succeed (read-only check, so that a full heap answers
  * NULL at once instead of every caller growing and unwinding at the root). */
-static DM_INLINE int tree_exhausted(dm_buddy_t *b, uint32_t order) {
+DM_FN int dm_buddy_exhausted(dm_buddy_t *b, uint32_t order) {
   for (uint32_t h = order; h <= b->top; h++) {
     uint64_t w = dm_load64(&b->sem[h].w);
     if (dm_semw_c(w) > 0 || dm_semw_e(w) != 0) return 0;
@@ -144,7 +144,7 @@ static DM_INLINE int tree_exhausted(dm_buddy_t *b, uint32_t order) {
 
 /* Allocate a block of `order`. Returns its node index, 0 when out of memory. */
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
-  if (order > b->top || tree_exhausted(b, order)) return 0;
+  if (order > b->top || dm_buddy_exhausted(b, order)) return 0;
   uint32_t h = order;
   uint64_t node = 0;
   for (;;) {

@@ -30,6 +30,7 @@ DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
 /* buddy.c */
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k);
+DM_FN int dm_buddy_exhausted(dm_buddy_t *b, uint32_t order);
 DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);

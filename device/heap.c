@@ -73,7 +73,19 @@ DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint32_t order = dm_heap_large_order(h, size, align);
-  uint64_t node = order != DM_MAX_ORDERS ? dm_heap_tree_alloc(h, order) : 0;
+  uint64_t node = 0;
+  /* A GROW that reaches the root with nothing to split is not always out of
+   * memory: requests spread in time can send more growers up than the splits
+   * in flight need, and the surplus fails while blocks are on their way down
+   * (seen on the GPU as NULLs for 1 MiB blocks in a heap three quarters
+   * free). Retry a few times while the tree still has a block or one
+   * expected at this order or above. (Not in dm_buddy_alloc itself: retrying
+   * every chunk grow there kept expectations inflated and slowed the slab.) */
+  for (uint32_t tries = 0; order != DM_MAX_ORDERS && tries < DM_LARGE_RETRIES; tries++) {
+    node = dm_heap_tree_alloc(h, order);
+    if (node || dm_buddy_exhausted(&h->buddy, order)) break;
+    dm_pause_ns(512u << tries);
+  }
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
     return 0;
