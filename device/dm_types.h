@@ -113,8 +113,8 @@ typedef struct dm_heap_stats {
   uint64_t foreign_frees;
   uint64_t footprint;    /* pool bytes held by chunks and large blocks */
   uint64_t peak;         /* maximum of footprint */
-  uint64_t cached;       /* nonzero when an empty chunk stayed with its bin since
-                          * the last reclaim pass (slab.c) */
+  uint64_t cached;       /* 1 when an empty chunk stayed with its bin since the
+                          * last reclaim pass, 2 while a pass runs (slab.c) */
 } dm_heap_stats_t;
 
 /* ----------------------------------------------------------------- heap --- */

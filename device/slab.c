@@ -370,15 +370,24 @@ static DM_INLINE int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uin
 }
 
 /* Return every empty chunk that bins kept to the tree (when the tree runs
- * short). One caller at a time does the pass; the others go on at once.
- * Returns the number of chunks returned. */
+ * short). `cached` is 0 (nothing marked), 1 (marked) or 2 (a pass running).
+ * One caller runs the pass; callers that arrive meanwhile wait for it to end
+ * (giving up, as they did, left large requests NULL while the pass was
+ * freeing the very chunks that split their blocks). Returns nonzero when the
+ * caller should try the tree again. */
 DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h) {
-  if (!dm_load64(&h->hstats->cached) || !dm_cas64(&h->hstats->cached, 1, 0)) return 0;
+  uint64_t c = dm_load64(&h->hstats->cached);
+  if (c == 2) {
+    while (dm_load64(&h->hstats->cached) == 2) dm_pause_ns(1024);
+    return 1;
+  }
+  if (c != 1 || dm_cas64(&h->hstats->cached, 1, 2) != 1) return 0;
   uint32_t n = 0;
   for (uint32_t i = 0; i < h->nchunks; i++) {
     uint64_t v = dm_load64(&h->chunks[i].live);
     if (v && (uint32_t)v == 0) n += (uint32_t)chunk_release(h, i, (uint32_t)(v >> 32), 0);
   }
+  dm_store64(&h->hstats->cached, 0);
   return n;
 }
 
