@@ -23,7 +23,8 @@
  * Locking: one spin lock per node. A thread holds at most a parent and its
  * two children, always taking the parent first and children in index order,
  * or a single node, so there is no lock cycle. A node's state word is
- * written only under its lock; it is read without it. Bitmap words and
+ * written under its lock, or by the owner of a block inside that block
+ * before any part of it is made AVAIL; it is read without a lock. Bitmap words and
  * summary words are updated by atomic or/and; a summary bit may be set over
  * an empty word for a moment (searchers skip it), never clear over a word
  * with a bit set once the updates that raced have finished (set_busy
@@ -55,15 +56,11 @@ static DM_INLINE void node_unlock(dm_buddy_t *b, uint64_t i) {
 }
 
 static DM_INLINE uint64_t *avail_word(dm_buddy_t *b, uint64_t i, uint64_t *bit) {
-  uint64_t r = node_rank(i);
-  *bit = 1ull << (r & 63u);
-  return &b->avail[b->word_off[node_order(b, i)] + (r >> 6)];
+  return &b->avail[dm_avail_index(b, node_order(b, i), node_rank(i), bit)];
 }
 
 static DM_INLINE uint64_t *summary_word(dm_buddy_t *b, uint64_t i, uint64_t *bit) {
-  uint64_t wi = node_rank(i) >> 6;
-  *bit = 1ull << (wi & 63u);
-  return &b->avail[b->sum_off[node_order(b, i)] + (wi >> 6)];
+  return &b->avail[dm_summary_index(b, node_order(b, i), node_rank(i), bit)];
 }
 
 static DM_INLINE void set_avail(dm_buddy_t *b, uint64_t i) {
@@ -115,20 +112,35 @@ DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order) {
   }
 }
 
-/* Split node y (owned, BUSY, not split): keep the left child, free the right
- * (its unit is signalled before it becomes AVAIL: see the note at free). */
-static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
-  uint64_t l = 2 * y, r = 2 * y + 1;
-  node_lock(b, y);
-  node_lock(b, l);
-  node_lock(b, r);
-  dm_sem_signal(&b->sem[node_order(b, r)], 1, 1); /* the caller GROWed at this order */
+/* Make node r (owned, BUSY, not split) AVAIL, retiring `expected` units the
+ * caller announced at its order: its unit first (see the note at free), under
+ * its parent's and both children's locks so that a free of its buddy decides
+ * on a settled state. */
+static DM_INLINE void publish_avail(dm_buddy_t *b, uint64_t r, uint32_t expected) {
+  uint64_t p = r >> 1;
+  node_lock(b, p);
+  node_lock(b, 2 * p);
+  node_lock(b, 2 * p + 1);
+  dm_sem_signal(&b->sem[node_order(b, r)], 1, expected);
   set_avail(b, r);
+  node_unlock(b, 2 * p + 1);
+  node_unlock(b, 2 * p);
+  node_unlock(b, p);
+}
+
+/* Set the nodes of the `levels` top levels of the subtree at y (y's level
+ * included) to `state`. Only for a subtree the caller owns whole. */
+static DM_INLINE void set_subtree(dm_buddy_t *b, uint64_t y, uint32_t levels, uint32_t state) {
+  for (uint32_t d = 0; d < levels; d++)
+    for (uint64_t i = y << d, e = (y + 1) << d; i < e; i++) dm_store32(&b->state[i], state);
+}
+
+/* Split node y (owned, BUSY, not split): keep the left child, free the right
+ * (the caller GROWed at its order). */
+static DM_INLINE uint64_t split_node(dm_buddy_t *b, uint64_t y) {
   dm_store32(&b->state[y], DM_NODE_SPLIT);
-  node_unlock(b, r);
-  node_unlock(b, l);
-  node_unlock(b, y);
-  return l;
+  publish_avail(b, 2 * y + 1, 1);
+  return 2 * y;
 }
 
 /* True when no order from `order` up has a block or one on the way: the
@@ -167,28 +179,6 @@ DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
   return node;
 }
 
-/* Make node r (owned, BUSY, not split) AVAIL: its unit first (see the note
- * at free), under its parent's and both children's locks so that a free of
- * its buddy decides on a settled state. */
-static DM_INLINE void publish_avail(dm_buddy_t *b, uint64_t r) {
-  uint64_t p = r >> 1;
-  node_lock(b, p);
-  node_lock(b, 2 * p);
-  node_lock(b, 2 * p + 1);
-  dm_sem_signal(&b->sem[node_order(b, r)], 1, 0);
-  set_avail(b, r);
-  node_unlock(b, 2 * p + 1);
-  node_unlock(b, 2 * p);
-  node_unlock(b, p);
-}
-
-/* Mark the internal nodes of the `levels` top levels of the subtree at y
- * SPLIT (a subtree whose every block is handed out). */
-static DM_INLINE void mark_split(dm_buddy_t *b, uint64_t y, uint32_t levels) {
-  for (uint32_t d = 0; d < levels; d++)
-    for (uint64_t i = y << d, e = (y + 1) << d; i < e; i++) dm_store32(&b->state[i], DM_NODE_SPLIT);
-}
-
 /* Carve the owned node y of order h into k blocks of order o taken from its
  * start: nodes on the way are marked SPLIT, the blocks stay BUSY, and each
  * right half that gets no block is noted in `spare` (made AVAIL later).
@@ -203,7 +193,7 @@ static DM_INLINE uint32_t carve(dm_buddy_t *b, uint64_t y, uint32_t h, uint32_t 
       spare[n++] = 2 * y + 1;
       y = 2 * y;
     } else { /* the left half is handed out whole; go on in the right */
-      mark_split(b, 2 * y, h - 1 - o);
+      set_subtree(b, 2 * y, h - 1 - o, DM_NODE_SPLIT);
       y = 2 * y + 1;
       k -= half;
     }
@@ -225,7 +215,7 @@ DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k) {
   uint64_t spare[32];
   uint32_t nspare = carve(b, y, order + j, order, k, spare);
   dm_fence(); /* the SPLIT marks before any spare can be claimed and freed */
-  for (uint32_t i = 0; i < nspare; i++) publish_avail(b, spare[i]);
+  for (uint32_t i = 0; i < nspare; i++) publish_avail(b, spare[i], 0);
   return y << j;
 }
 
@@ -313,8 +303,7 @@ DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
  * aligned group) as one block: y's split nodes become a plain block, then one
  * free merges it upward. */
 DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
-  for (uint32_t d = 0; d < j; d++)
-    for (uint64_t i = y << d, e = (y + 1) << d; i < e; i++) dm_store32(&b->state[i], DM_NODE_BUSY);
+  set_subtree(b, y, j, DM_NODE_BUSY);
   dm_fence();
   dm_buddy_free(b, y);
 }

@@ -25,18 +25,21 @@ static void fail(report_t *r, const char *msg, uint64_t node) {
                                            (unsigned long long)node);
 }
 
+static uint32_t order_of_node(const dm_buddy_t *b, uint64_t i) {
+  return b->top - (63u - (uint32_t)__builtin_clzll(i));
+}
+static uint64_t rank_of_node(uint64_t i) { return i - (1ull << (63u - (uint32_t)__builtin_clzll(i))); }
+
 static int avail_bit(const dm_buddy_t *b, uint64_t i) {
-  uint32_t d = 63u - (uint32_t)__builtin_clzll(i), order = b->top - d;
-  uint64_t rank = i - (1ull << d);
-  return (int)((b->avail[b->word_off[order] + rank / 64] >> (rank % 64)) & 1u);
+  uint64_t bit, w = dm_avail_index(b, order_of_node(b, i), rank_of_node(i), &bit);
+  return (b->avail[w] & bit) != 0;
 }
 
 /* A bitmap word with a bit set has its summary bit set (a summary bit over
  * an empty word is allowed: searchers skip it). */
 static int summary_bit(const dm_buddy_t *b, uint64_t i) {
-  uint32_t d = 63u - (uint32_t)__builtin_clzll(i), order = b->top - d;
-  uint64_t wi = (i - (1ull << d)) / 64;
-  return (int)((b->avail[b->sum_off[order] + wi / 64] >> (wi % 64)) & 1u);
+  uint64_t bit, w = dm_summary_index(b, order_of_node(b, i), rank_of_node(i), &bit);
+  return (b->avail[w] & bit) != 0;
 }
 
 /* All descendants of i must be BUSY and not split. */
@@ -49,7 +52,7 @@ static void check_covered(const dm_buddy_t *b, uint64_t i, report_t *r) {
 }
 
 static void check_node(const dm_buddy_t *b, uint64_t i, uint32_t *count, report_t *r) {
-  uint32_t s = b->state[i], order = b->top - (63u - (uint32_t)__builtin_clzll(i));
+  uint32_t s = b->state[i], order = order_of_node(b, i);
   if (b->lock[i]) fail(r, "node locked at rest", i);
   if (avail_bit(b, i) != (s == DM_NODE_AVAIL)) fail(r, "bitmap disagrees with state", i);
   if (s == DM_NODE_AVAIL) count[order]++;

@@ -72,6 +72,20 @@ typedef struct dm_buddy {
   uint64_t pool_bytes;
 } dm_buddy_t;
 
+/* Where the node of rank `rank` within `order` keeps its availability bit,
+ * and where that bitmap word keeps its summary bit: indices into avail[]
+ * and the bit in that word (used by buddy.c, check.c and layout.c). */
+static DM_INLINE uint64_t dm_avail_index(const dm_buddy_t *b, uint32_t order, uint64_t rank,
+                                         uint64_t *bit) {
+  *bit = 1ull << (rank & 63u);
+  return b->word_off[order] + (rank >> 6);
+}
+static DM_INLINE uint64_t dm_summary_index(const dm_buddy_t *b, uint32_t order, uint64_t rank,
+                                           uint64_t *bit) {
+  *bit = 1ull << ((rank >> 6) & 63u);
+  return b->sum_off[order] + (rank >> 12);
+}
+
 /* -------------------------------------------------------------- slab ----- */
 /* Per chunk descriptor, kept outside the chunk so that it is never freed. */
 typedef struct dm_chunk {

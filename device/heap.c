@@ -35,11 +35,12 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
   dm_add64(&h->astats[arena].class_frees[cls], count);
 }
 
-/* A block of `order` from the tree; when the tree cannot serve it, return
- * the empty chunks that bins keep and try once more. Node index or 0. */
-DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order) {
-  uint64_t node = dm_buddy_alloc(&h->buddy, order);
-  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc(&h->buddy, order);
+/* k adjacent blocks of `order` from the tree (k = 1: one block; see
+ * dm_buddy_alloc_run); when the tree cannot serve them, return the empty
+ * chunks that bins keep and try once more. First node or 0. */
+DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
+  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
+  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
   return node;
 }
 
@@ -63,8 +64,7 @@ static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, u
  * block, NULL when no block of k blocks' size is free (the caller then
  * allocates one by one, which may still succeed). */
 DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
-  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
+  uint64_t node = dm_heap_tree_alloc(h, order, k);
   if (!node) return 0;
   note_large(h, arena, order, k);
   return dm_buddy_addr(&h->buddy, node);
@@ -75,14 +75,15 @@ DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, ui
   uint32_t order = dm_heap_large_order(h, size, align);
   uint64_t node = 0;
   /* A GROW that reaches the root with nothing to split is not always out of
-   * memory: requests spread in time can send more growers up than the splits
-   * in flight need, and the surplus fails while blocks are on their way down
-   * (seen on the GPU as NULLs for 1 MiB blocks in a heap three quarters
-   * free). Retry a few times while the tree still has a block or one
-   * expected at this order or above. (Not in dm_buddy_alloc itself: retrying
-   * every chunk grow there kept expectations inflated and slowed the slab.) */
+   * memory: requests spread in time can send more growers up a level than
+   * the splits in flight need, and the surplus fails while blocks are on
+   * their way down. Retry a few times while the tree still has a block or
+   * one expected at this order or above. (A guard, not a measured fix: the
+   * NULLs seen on the GPU for 1 MiB blocks came from reclaim, see slab.c.
+   * Retrying every tree allocation in dm_buddy_alloc instead kept
+   * expectations inflated and slowed chunk grows tenfold.) */
   for (uint32_t tries = 0; order != DM_MAX_ORDERS && tries < DM_LARGE_RETRIES; tries++) {
-    node = dm_heap_tree_alloc(h, order);
+    node = dm_heap_tree_alloc(h, order, 1);
     if (node || dm_buddy_exhausted(&h->buddy, order)) break;
     dm_pause_ns(512u << tries);
   }

@@ -140,8 +140,8 @@ static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, ui
   if (start + size <= L->pool_bytes) {
     st = DM_NODE_AVAIL;
     uint64_t rank = i - (1ull << (L->top - order));
-    uint64_t word = h->buddy.word_off[order] + rank / 64, bits = 1ull << (rank % 64);
-    uint64_t sum = h->buddy.sum_off[order] + rank / 4096, sbits = 1ull << (rank / 64 % 64);
+    uint64_t bits, sbits, word = dm_avail_index(&h->buddy, order, rank, &bits);
+    uint64_t sum = dm_summary_index(&h->buddy, order, rank, &sbits);
     write(ctx, L->avail_off + word * 8, &bits, 8); /* at most one per order */
     write(ctx, L->avail_off + sum * 8, &sbits, 8);
     sem_count[order]++;

@@ -262,7 +262,7 @@ static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant
   uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
   if (!node) {
     k = 1;
-    node = dm_heap_tree_alloc(h, DM_CHUNK_ORDER);
+    node = dm_heap_tree_alloc(h, DM_CHUNK_ORDER, 1);
   }
   if (!node) {
     dm_sem_signal(&b->sem, 0, cap - n);
