@@ -117,6 +117,13 @@ static void size_tree_insert(dm_pool_t *p, dm_seg_t *s) {
   dm_tree_insert(&p->by_size, &s->by_size); /* keys are unique: no fail */
 }
 
+/* A new free segment: into both trees, counted. */
+static void free_seg_add(dm_pool_t *p, dm_seg_t *s) {
+  dm_tree_insert(&p->by_addr, &s->by_addr);
+  size_tree_insert(p, s);
+  p->st.free_segments++;
+}
+
 static dm_seg_t *best_fit(dm_pool_t *p, uint64_t need) {
   dm_tnode_t *n = dm_tree_ceil(&p->by_size, need, 0);
   return n ? DM_TREE_ENTRY(n, dm_seg_t, by_size) : NULL;
@@ -146,12 +153,10 @@ static int add_chunk(dm_pool_t *p, size_t bytes) {
   s->by_addr.k1 = base;
   s->size = c->bytes;
   s->chunk = c;
-  dm_tree_insert(&p->by_addr, &s->by_addr);
-  size_tree_insert(p, s);
+  free_seg_add(p, s);
   p->st.chunks_obtained++;
   p->st.chunks++;
   p->st.chunk_bytes += c->bytes;
-  p->st.free_segments++;
   return DM_POOL_OK;
 }
 
@@ -241,9 +246,7 @@ static void take(dm_pool_t *p, dm_seg_t *s, uint64_t need, size_t req) {
       r->size = s->size - need;
       r->chunk = s->chunk;
       s->size = need;
-      dm_tree_insert(&p->by_addr, &r->by_addr);
-      size_tree_insert(p, r);
-      p->st.free_segments++;
+      free_seg_add(p, r);
       p->st.splits++;
     }
   }

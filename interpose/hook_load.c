@@ -213,36 +213,38 @@ CUresult dm_h_module_load(dm_pfn_cuModuleLoad real, CUmodule *module, const char
 }
 
 CUresult dm_h_module_unload(dm_pfn_cuModuleUnload real, CUmodule hmod) {
-  dm_owner_lock();
-  dm_owner_remove(hmod);
-  dm_owner_forget_derived();
-  dm_owner_unlock();
+  dm_owner_unloaded(hmod);
   return real(hmod);
 }
 
 /* --- libraries ------------------------------------------------------------- */
 
+/* The options both library loaders pass on unchanged. */
 typedef struct {
-  loader_t base;
-  dm_pfn_cuLibraryLoadData real;
-  CUlibrary *library;
   CUjit_option *jo;
   void **jv;
   unsigned int nj;
   CUlibraryOption *lo;
   void **lv;
   unsigned int nl;
+} library_opts_t;
+
+typedef struct {
+  loader_t base;
+  dm_pfn_cuLibraryLoadData real;
+  CUlibrary *library;
+  library_opts_t o;
 } load_library_t;
 static CUresult load_library(loader_t *l, const void *image) {
   load_library_t *a = (load_library_t *)l;
-  return a->real(a->library, image, a->jo, a->jv, a->nj, a->lo, a->lv, a->nl);
+  return a->real(a->library, image, a->o.jo, a->o.jv, a->o.nj, a->o.lo, a->o.lv, a->o.nl);
 }
 
 CUresult dm_h_library_load_data(dm_pfn_cuLibraryLoadData real, CUlibrary *library,
                                 const void *code, CUjit_option *jo, void **jv,
                                 unsigned int nj, CUlibraryOption *lo, void **lv,
                                 unsigned int nl) {
-  load_library_t a = {{load_library}, real, library, jo, jv, nj, lo, lv, nl};
+  load_library_t a = {{load_library}, real, library, {jo, jv, nj, lo, lv, nl}};
   return load_image(&a.base, code, DM_OWNER_LIBRARY, (void *const *)library,
                     "cuLibraryLoadData");
 }
@@ -252,33 +254,27 @@ typedef struct {
   dm_pfn_cuLibraryLoadFromFile real;
   CUlibrary *library;
   const char *fname;
-  CUjit_option *jo;
-  void **jv;
-  unsigned int nj;
-  CUlibraryOption *lo;
-  void **lv;
-  unsigned int nl;
+  library_opts_t o;
 } load_library_file_t;
 static CUresult load_library_file(loader_t *l, const void *unused) {
   load_library_file_t *a = (load_library_file_t *)l;
-  return a->real(a->library, a->fname, a->jo, a->jv, a->nj, a->lo, a->lv, a->nl);
+  (void)unused;
+  return a->real(a->library, a->fname, a->o.jo, a->o.jv, a->o.nj, a->o.lo, a->o.lv, a->o.nl);
 }
 
 CUresult dm_h_library_load_file(dm_pfn_cuLibraryLoadFromFile real, CUlibrary *library,
                                 const char *fname, CUjit_option *jo, void **jv,
                                 unsigned int nj, CUlibraryOption *lo, void **lv,
                                 unsigned int nl) {
-  load_library_file_t f = {{load_library_file}, real, library, fname, jo, jv, nj, lo, lv, nl};
+  library_opts_t o = {jo, jv, nj, lo, lv, nl};
+  load_library_file_t f = {{load_library_file}, real, library, fname, o};
   load_library_t i = {{load_library}, (dm_pfn_cuLibraryLoadData)dm_real(DM_ID_cuLibraryLoadData),
-                      library, jo, jv, nj, lo, lv, nl};
+                      library, o};
   return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_LIBRARY,
                    (void *const *)library, "cuLibraryLoadFromFile");
 }
 
 CUresult dm_h_library_unload(dm_pfn_cuLibraryUnload real, CUlibrary library) {
-  dm_owner_lock();
-  dm_owner_remove(library);
-  dm_owner_forget_derived();
-  dm_owner_unlock();
+  dm_owner_unloaded(library);
   return real(library);
 }

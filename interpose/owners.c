@@ -185,6 +185,15 @@ void dm_owner_forget_derived(void) {
   }
 }
 
+/* A module or library is being unloaded: forget it and the records met only
+ * at launch (they may be its per-context modules). Takes the owner lock. */
+void dm_owner_unloaded(const void *handle) {
+  dm_owner_lock();
+  dm_owner_remove(handle);
+  dm_owner_forget_derived();
+  dm_owner_unlock();
+}
+
 dm_has_t dm_owner_has(const dm_owner_t *o) { return o->has; }
 void dm_owner_set_has(dm_owner_t *o, dm_has_t h) { o->has = h; }
 void dm_owner_set_loaded(dm_owner_t *o, const char *what) {

@@ -188,6 +188,7 @@ dm_owner_t *dm_owner_get(dm_owner_kind_t kind, const void *handle, int create);
 void dm_owner_remove(const void *handle);
 void dm_owner_forget_ctx(CUcontext ctx);   /* modules of ctx go, libraries unbind */
 void dm_owner_forget_derived(void);        /* records not made by a load hook */
+void dm_owner_unloaded(const void *handle); /* remove + forget_derived, under the lock */
 dm_has_t dm_owner_has(const dm_owner_t *o);
 void dm_owner_set_has(dm_owner_t *o, dm_has_t h);
 void dm_owner_set_loaded(dm_owner_t *o, const char *what);
