@@ -155,7 +155,7 @@ DM_FN int dm_buddy_exhausted(dm_buddy_t *b, uint32_t order) {
 }
 
 /* Allocate a block of `order`. Returns its node index, 0 when out of memory. */
-DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
+DM_COLD uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
   if (order > b->top || dm_buddy_exhausted(b, order)) return 0;
   uint32_t h = order;
   uint64_t node = 0;
@@ -206,13 +206,14 @@ static DM_INLINE uint32_t carve(dm_buddy_t *b, uint64_t y, uint32_t h, uint32_t 
  * k sub-blocks are handed out and whose rest goes back to the tree as its
  * maximal free halves. Returns the first block's node (block i starts i
  * blocks after it), 0 when no block that large is free. */
-DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k) {
+DM_COLD uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k) {
   uint32_t j = 0;
   while ((1u << j) < k) j++;
   if (order + j > b->top) return 0;
+  if (j > 8) return 0; /* runs are at most a warp (k <= 32, j <= 5) */
   uint64_t y = dm_buddy_alloc(b, order + j);
   if (!y || j == 0) return y;
-  uint64_t spare[32];
+  uint64_t spare[8]; /* carve leaves at most one free half per level: j */
   uint32_t nspare = carve(b, y, order + j, order, k, spare);
   dm_fence(); /* the SPLIT marks before any spare can be claimed and freed */
   for (uint32_t i = 0; i < nspare; i++) publish_avail(b, spare[i], 0);
@@ -232,7 +233,7 @@ DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k) {
  * unit is free. A node's unit is signalled before the node becomes AVAIL (here
  * and in split_node), so a failed try-wait never misses a node being made
  * AVAIL. */
-DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
+DM_COLD void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
   uint32_t order = node_order(b, x);
   for (;;) {
     if (x == 1) {
@@ -279,7 +280,7 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
  * plain BUSY, and its parent stays split while it is allocated), so a 16 KiB
  * block costs two loads where a walk down from the root cost the tree's
  * height. */
-DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
+DM_COLD uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
   *why = DM_FREE_FOREIGN;
   if (off >= b->pool_bytes || (off & ((1ull << DM_LEAF_SHIFT) - 1)) != 0) return 0;
   uint64_t i = dm_buddy_node_at(b, 0, off);
@@ -302,7 +303,7 @@ DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
  * caller: a warp freeing a run it got from dm_buddy_alloc_run, or any whole
  * aligned group) as one block: y's split nodes become a plain block, then one
  * free merges it upward. */
-DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
+DM_COLD void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
   set_subtree(b, y, j, DM_NODE_BUSY);
   dm_fence();
   dm_buddy_free(b, y);

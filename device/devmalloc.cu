@@ -65,7 +65,7 @@ static __device__ __noinline__ void *dm_unbound(void) {
  * orders, larger alignment, or no block that large free) is allocated one lane
  * at a time: lanes of one warp spinning on each other's locks and semaphore
  * reservations, all at once, was what made large blocks slow. */
-static __device__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align, uint32_t arena) {
+static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align, uint32_t arena) {
   uint32_t active = __activemask(), lane = lane_id();
   uint32_t order = dm_heap_large_order(h, size, align);
   uint32_t key = (order != DM_MAX_ORDERS && align <= DM_DISPATCH_ALIGN) ? order : 64u + lane;
@@ -136,7 +136,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
  * whole aligned group of 2^j blocks of one order (a run from
  * dm_warp_malloc_large freed by the same warp) free it as one block; the
  * others free one lane at a time (see dm_warp_malloc_large). */
-static __device__ void dm_warp_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
+static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
   uint32_t lg = __activemask(), lane = lane_id();
   int why;
   uint64_t node = dm_heap_large_lookup(h, off, &why);

@@ -38,7 +38,7 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
  * dm_buddy_alloc_run); when the tree cannot serve them, return the empty
  * chunks that bins keep and try once more. First node or 0. */
-DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
+DM_COLD uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
   uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
   if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
   return node;
@@ -63,7 +63,7 @@ static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, u
  * alignment, so the caller keeps this for align <= 16 KiB). Returns the first
  * block, NULL when no block of k blocks' size is free (the caller then
  * allocates one by one, which may still succeed). */
-DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
+DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
   uint64_t node = dm_heap_tree_alloc(h, order, k);
   if (!node) return 0;
   note_large(h, arena, order, k);
@@ -71,7 +71,7 @@ DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_
 }
 
 /* A block of at least max(size, align) bytes from the buddy tree. */
-DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
+DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint32_t order = dm_heap_large_order(h, size, align);
   uint64_t node = 0;
   /* A GROW that reaches the root with nothing to split is not always out of
@@ -103,7 +103,7 @@ DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, ui
 
 /* The allocated large block at pool offset `off` (16 KiB aligned), or 0 with
  * *why saying which misuse it is. */
-DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
+DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
   uint64_t node = dm_buddy_lookup(&h->buddy, off, why);
   if (node && dm_buddy_order(&h->buddy, node) == DM_CHUNK_ORDER &&
       dm_chunk_class(h, (uint32_t)(off >> DM_CHUNK_SHIFT)) != DM_NUM_CLASSES) {
@@ -114,7 +114,7 @@ DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
 }
 
 /* Free k = 2^j allocated blocks: the run under node y (j = 0: one block). */
-DM_FN void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
+DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
   uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, y) + DM_LEAF_SHIFT);
   dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
   if (j) dm_buddy_free_run(&h->buddy, y, j);

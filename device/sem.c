@@ -46,9 +46,16 @@ static DM_INLINE int sem_fast_take(dm_sem_t *s, uint32_t n) {
   return 0;
 }
 
+static DM_COLD int sem_wait_slow(dm_sem_t *s, uint32_t n, uint32_t b);
+
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
   DM_ASSERT(n > 0 && b >= n);
   if (sem_fast_take(s, n)) return DM_SEM_OK;
+  return sem_wait_slow(s, n, b);
+}
+
+/* dm_sem_wait when the fast take failed: grow, take or reserve, by CAS. */
+static DM_COLD int sem_wait_slow(dm_sem_t *s, uint32_t n, uint32_t b) {
   for (;;) {
     uint64_t w = dm_load64(&s->w);
     int res;

@@ -134,7 +134,7 @@ static DM_INLINE uint64_t unusable_bits(const dm_class_t *c, uint32_t words, uin
 
 /* Format chunk `idx` for (arena, cls) with its first `take` free slots
  * claimed by the caller; returns them as a grant. */
-static DM_INLINE dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
+static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
                                   uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
   uint64_t *bm = chunk_bitmap(h, idx);
@@ -180,6 +180,23 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
   }
 }
 
+/* The hint is full or stale: point it at the first listed chunk with room,
+ * dropping full ones from the list on the way. Returns the new hint. */
+static DM_COLD uint32_t bin_rescan(dm_heap_t *h, dm_bin_t *b, uint32_t tag, uint32_t cap) {
+  bin_lock(b);
+  uint32_t cur = ld(&b->head);
+  while (cur) {
+    uint64_t v = dm_load64(&h->chunks[cur - 1].live);
+    uint32_t next = ld(&h->chunks[cur - 1].next);
+    if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
+    list_remove(h, b, cur - 1);
+    cur = next;
+  }
+  dm_store32(&b->hint, cur);
+  bin_unlock(b);
+  return cur;
+}
+
 /* Move the reservation's units onto a chunk of its bin. */
 static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
@@ -197,20 +214,7 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
         return;
       }
     }
-    /* The hint is full or stale: pick the first listed chunk with room and
-     * drop full ones from the list on the way. */
-    bin_lock(b);
-    uint32_t cur = ld(&b->head);
-    while (cur) {
-      uint64_t v = dm_load64(&h->chunks[cur - 1].live);
-      uint32_t next = ld(&h->chunks[cur - 1].next);
-      if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
-      list_remove(h, b, cur - 1);
-      cur = next;
-    }
-    dm_store32(&b->hint, cur);
-    bin_unlock(b);
-    if (!cur) dm_pause(); /* a free is about to re-list a chunk */
+    if (!bin_rescan(h, b, tag, cap)) dm_pause(); /* a free is about to re-list a chunk */
   }
 }
 
@@ -254,7 +258,7 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
  * was what bounded allocation of the larger classes. Runs stop once half
  * the pool is held: with thousands of bins (arenas x classes) growing at
  * once they would take more than the requests need. */
-static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
+static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
   uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
@@ -282,6 +286,22 @@ static DM_INLINE int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant
   return 1;
 }
 
+/* The tree is full: take free slots that other arenas hold. Returns the
+ * units taken (0: none anywhere). */
+static DM_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
+  uint32_t got = 0;
+  while (!got && rv->tries < h->narenas) {
+    uint32_t a = (rv->home + rv->tries) % h->narenas;
+    rv->tries++;
+    got = dm_sem_try_take(&bin_at(h, a, rv->cls)->sem, n, 1);
+    if (got) {
+      rv->arena = a;
+      rv->units = got;
+    }
+  }
+  return got;
+}
+
 /* Grant 1..n slots (bits in one bitmap word), or bits == 0 when the heap has
  * no slot of this class left. Call again with the remaining count. */
 DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
@@ -306,18 +326,7 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
       if (resv_grow(h, rv, m, &g)) return g;
       rv->tries = 1;
     }
-    /* The tree is full: take free slots that other arenas hold. */
-    uint32_t got = 0;
-    while (!got && rv->tries < h->narenas) {
-      uint32_t a = (rv->home + rv->tries) % h->narenas;
-      rv->tries++;
-      got = dm_sem_try_take(&bin_at(h, a, rv->cls)->sem, n, 1);
-      if (got) {
-        rv->arena = a;
-        rv->units = got;
-      }
-    }
-    if (!got) return g; /* out of memory */
+    if (!resv_steal(h, rv, n)) return g; /* out of memory */
   }
 }
 
@@ -347,7 +356,7 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
 
 /* Return an empty chunk to the buddy tree if its units are free and `keep`
  * more free units stay with the bin. Returns 1 when the chunk went back. */
-static DM_INLINE int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t keep) {
+static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t keep) {
   dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
   uint32_t cap = h->classes[tag_class(tag)].cap;
   uint64_t empty = (uint64_t)tag << 32;
@@ -375,7 +384,7 @@ static DM_INLINE int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uin
  * (giving up, as they did, left large requests NULL while the pass was
  * freeing the very chunks that split their blocks). Returns nonzero when the
  * caller should try the tree again. */
-DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h) {
+DM_COLD uint32_t dm_slab_reclaim(dm_heap_t *h) {
   uint64_t c = dm_load64(&h->hstats->cached);
   if (c == 2) {
     while (dm_load64(&h->hstats->cached) == 2) dm_pause_ns(1024);

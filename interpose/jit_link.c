@@ -129,8 +129,11 @@ int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
     if (r != CUDA_SUCCESS)
         return dm_fail(-EIO, why, whylen, "cuLinkCreate: %s", err_name(r));
     for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        CUjit_option cap_opt[] = { CU_JIT_MAX_REGISTERS };
+        void *cap_val[] = { (void *)(uintptr_t)in[i].max_registers };
+        unsigned ncap = in[i].max_registers ? 1u : 0u;
         r = drv.link_add_data(ls, CU_JIT_INPUT_PTX, (void *)in[i].ptx, in[i].size + 1,
-                              in[i].name, 0, NULL, NULL);
+                              in[i].name, ncap, ncap ? cap_opt : NULL, ncap ? cap_val : NULL);
         if (r != CUDA_SUCCESS)
             rc = dm_fail(-EIO, why, whylen, "cuLinkAddData(%s): %s: %s", in[i].name,
                          err_name(r), first_line(errlog));

@@ -30,10 +30,17 @@ typedef struct {
 
 int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen);
 
+/* Register cap for devmalloc's own PTX (mk/device.mk, DEVICE_MAXRREG: keep
+ * equal). Code that calls the built-in malloc/free keeps live values in
+ * registers above R31 across the call; an allocator compiled with more
+ * registers clobbers them (docs/design.md, "Calling convention"). */
+#define DM_DEVICE_MAXRREG 32
+
 typedef struct {
     const char *name;   /* shown in JIT logs */
     const char *ptx;    /* NUL-terminated text */
     size_t      size;   /* strlen(ptx) */
+    unsigned    max_registers; /* 0: no cap; else CU_JIT_MAX_REGISTERS for this input */
 } dm_jit_input_t;
 
 /* Link n PTX inputs for the current context's device; *cubin is malloc'd. */

@@ -199,7 +199,7 @@ static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t,
     dm_cache_key_add_u64(&k, (uint64_t)t->cc_major * 10 + (uint64_t)t->cc_minor);
     dm_cache_key_add_u64(&k, (uint64_t)t->driver_version);
     dm_cache_key_add_str(&k, t->driver_id);
-    dm_cache_key_add_str(&k, "link-opts:default");
+    dm_cache_key_add_u64(&k, DM_DEVICE_MAXRREG); /* devmalloc's register cap */
     dm_cache_key_final(&k, key);
 }
 
@@ -225,8 +225,8 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
         }
     }
     dm_jit_input_t in[2] = {
-        { "app.ptx", ptx, n },
-        { "devmalloc.ptx", dm_devmalloc_ptx, dm_ptx_len },
+        { "app.ptx", ptx, n, 0 },
+        { "devmalloc.ptx", dm_devmalloc_ptx, dm_ptx_len, DM_DEVICE_MAXRREG },
     };
     void *img;
     size_t sz;

@@ -6,11 +6,21 @@
 
 DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h device/sem.c device/buddy.c device/sizeclass.c \
                device/slab.c device/heap.c device/*.h include/devmalloc.h
+# Register cap of devmalloc's device code. Callers compiled against the
+# built-in malloc/free keep values in registers R32 and up across the call
+# (the stock implementation never touches them); a malloc compiled with more
+# registers clobbers them without saving (docs/design.md, "Calling
+# convention"). The load-time re-link passes the same cap for devmalloc's PTX
+# (interpose/jit_link.h, DM_DEVICE_MAXRREG): keep the two equal. LTO-IR gets
+# no cap: a -dlto link compiles caller and allocator as one program (and
+# nvlink would otherwise cap every kernel of the program).
+DEVICE_MAXRREG := 32
 DEVICE_NVFLAGS := $(NVCC_FLAGS) -Idevice -rdc=true
+DEVICE_ABI_FLAGS := -maxrregcount=$(DEVICE_MAXRREG)
 DEVICE_PTX_ARCH ?= 80
 
 $(BUILD)/device/devmalloc.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
-	$(NVCC) $(DEVICE_NVFLAGS) $(NVCC_GENCODE) -dc device/devmalloc.cu -o $@
+	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) $(NVCC_GENCODE) -dc device/devmalloc.cu -o $@
 $(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
 

@@ -23,6 +23,7 @@ static int fake_cc_major = 9, fake_cc_minor = 0;
 static int fake_links, fake_fail_link, fake_no_ctx;
 static char fake_first_target[32];
 static char fake_input_names[2][32];
+static unsigned fake_input_maxreg[2]; /* CU_JIT_MAX_REGISTERS per input, 0: none */
 
 typedef struct { char *buf; size_t len; int n; } fake_state_t;
 
@@ -35,8 +36,13 @@ static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState
 static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t size,
                            const char *name, unsigned n, CUjit_option *o, void **v)
 {
-    (void)n; (void)o; (void)v;
     fake_state_t *s = (fake_state_t *)ls;
+    if (s->n < 2) {
+        fake_input_maxreg[s->n] = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (o[i] == CU_JIT_MAX_REGISTERS)
+                fake_input_maxreg[s->n] = (unsigned)(uintptr_t)v[i];
+    }
     assert_int_equal(t, CU_JIT_INPUT_PTX);
     assert_int_equal(((char *)data)[size - 1], 0);    /* NUL counted in size */
     if (s->n < 2)
@@ -145,6 +151,9 @@ static void test_relink_and_cache(void **state)
     assert_int_equal(fake_links, links0 + 1);
     assert_string_equal(fake_input_names[0], "app.ptx");
     assert_string_equal(fake_input_names[1], "devmalloc.ptx");
+    /* devmalloc's PTX is capped like the device library; the app's is not */
+    assert_int_equal(fake_input_maxreg[0], 0);
+    assert_int_equal(fake_input_maxreg[1], DM_DEVICE_MAXRREG);
     assert_string_equal(fake_first_target, ".target sm_90");
     /* the fake "cubin" is the inputs: app PTX then devmalloc's (which defines malloc) */
     assert_non_null(memmem(out, sz, "__cuda_syscall_aligned_malloc", 29));
