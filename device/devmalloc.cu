@@ -96,6 +96,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   if (!h) return dm_unbound();
   if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
   if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  size = dm_heap_request_size(h, size);
   int cls = dm_class_of(size, align);
   uint32_t arena = dm_heap_arena(h);
   if (cls < 0) return dm_warp_malloc_large(h, size, align, arena);

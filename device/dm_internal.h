@@ -68,6 +68,7 @@ DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
+DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
 DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
 

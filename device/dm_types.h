@@ -153,6 +153,9 @@ typedef struct dm_heap {
   dm_heap_stats_t *hstats;
   uint32_t narenas;
   uint32_t nchunks;
+  uint32_t min_block;          /* smaller requests are served this many bytes
+                                * (0: off; see dm_heap_request_size) */
+  uint32_t pad;
   dm_class_t classes[DM_NUM_CLASSES];
 } dm_heap_t;
 

@@ -15,6 +15,15 @@
  */
 #include "dm_internal.h"
 
+/* The bytes a request of `size` is served: at least the heap's min_block.
+ * With min_block = 128 no two blocks share a 128-byte cache line, as with the
+ * stock allocator's spacing: a program that publishes a block through an
+ * atomic and reads it elsewhere with plain loads (a data race the L1 cache of
+ * another SM can expose) then sees no stale neighbour (docs/design.md). */
+DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size) {
+  return size < h->min_block ? h->min_block : size;
+}
+
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) {
   return dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas;
 }

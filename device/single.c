@@ -10,6 +10,7 @@
 DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
   if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
   if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  size = dm_heap_request_size(h, size);
   uint32_t arena = dm_heap_arena(h);
   int cls = dm_class_of(size, align);
   if (cls < 0) return dm_heap_malloc_large(h, size, align, arena);

@@ -15,6 +15,7 @@
  * stream and waits for that stream only, so creating or binding a heap never
  * touches the legacy stream and never breaks another thread's stream capture.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "devmalloc.h"
@@ -150,6 +151,16 @@ fail:
   pop();
   free(h);
   return st;
+}
+
+devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *h, size_t bytes) {
+  if (!h || bytes > DM_SLAB_MAX) return DEVMALLOC_EINVAL;
+  uint32_t v = (uint32_t)bytes;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  CUresult r = copy_to_device(h, h->desc + offsetof(dm_heap_t, min_block), &v, sizeof v);
+  pop();
+  return r == CUDA_SUCCESS ? DEVMALLOC_OK : DEVMALLOC_ECUDA;
 }
 
 static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdeviceptr addr,

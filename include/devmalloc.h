@@ -63,6 +63,13 @@ typedef struct devmalloc_stats {
 devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes,
                                          devmalloc_heap_t **out);
 
+/* Serve every request smaller than `bytes` as a block of `bytes` (0: off,
+ * the default; at most 8192). 128 gives each small block a cache line of its
+ * own, the spacing some programs rely on without knowing it (docs/design.md,
+ * "Programs that read published blocks with plain loads"). The heap must be
+ * idle (no kernel using it running). */
+devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *heap, size_t bytes);
+
 /* Write the heap's address into the module's descriptor. Returns
  * DEVMALLOC_ENOTFOUND, and changes nothing, when the module was not linked
  * with devmalloc. */

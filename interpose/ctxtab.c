@@ -84,6 +84,18 @@ devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx) {
   return h;
 }
 
+/* DEVMALLOC_MIN_BLOCK on a new heap (a size in bytes, at most 8 KiB). */
+static void apply_min_block(devmalloc_heap_t *h, const dm_options_t *o, unsigned long long id) {
+  if (o->min_block.kind == DM_SIZE_UNSET || (o->min_block.kind == DM_SIZE_BYTES && !o->min_block.bytes))
+    return;
+  devmalloc_status_t st = o->min_block.kind == DM_SIZE_BYTES
+                              ? dm_heap_ops->set_min_block(h, o->min_block.bytes)
+                              : DEVMALLOC_EINVAL;
+  if (st != DEVMALLOC_OK)
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_MIN_BLOCK ignored in context %llu: %s (valid: 0..8192 bytes)",
+           id, dm_heap_ops->status_string(st));
+}
+
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
   pthread_mutex_lock(&g_lock);
@@ -111,6 +123,7 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
     e->heap = h;
     e->limit.heap_created = 1;
     e->limit.heap_bytes = bytes;
+    apply_min_block(h, o, e->id);
     dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d)%s",
            bytes >> 20, e->id, e->device,
            o->heap_size.kind != DM_SIZE_UNSET ? " [DEVMALLOC_HEAP_SIZE]"

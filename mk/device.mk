@@ -19,8 +19,14 @@ DEVICE_NVFLAGS := $(NVCC_FLAGS) -Idevice -rdc=true
 DEVICE_ABI_FLAGS := -maxrregcount=$(DEVICE_MAXRREG)
 DEVICE_PTX_ARCH ?= 80
 
-$(BUILD)/device/devmalloc.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
-	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) $(NVCC_GENCODE) -dc device/devmalloc.cu -o $@
+# ptxas -v of the device entry points goes to frames.txt and is printed: the
+# stack frame of malloc/free is checked against its limit by `make check`.
+$(BUILD)/device/devmalloc.o: $(DEVICE_SRCS) mk/device.mk | $(BUILD)/device/.dir
+	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) $(NVCC_GENCODE) -Xptxas -v -dc device/devmalloc.cu \
+	  -o $@ 2>$(BUILD)/device/ptxas.txt || { cat $(BUILD)/device/ptxas.txt; exit 1; }
+	@grep -A1 -E 'properties for (malloc|free|__nv_aligned_device_malloc_impl)$$' $(BUILD)/device/ptxas.txt \
+	  | grep -v -- '^--' | paste - - | sed 's/ptxas info *: Function properties for /device entry /' \
+	  | tee $(BUILD)/device/frames.txt
 $(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
 
@@ -40,3 +46,8 @@ $(BUILD)/nvcc-dlto: tools/cuda-dlto-toolkit.sh | $(BUILD)/.dir
 	chmod +x $@
 
 LIBS += $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DEVICE_PTX) $(BUILD)/nvcc-dlto
+
+DEVICE_FRAME_CHECK := $(BUILD)/tests/check_device_frames
+$(DEVICE_FRAME_CHECK): tests/unit/check_device_frames.sh $(BUILD)/device/devmalloc.o | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s %s mk/device.mk interpose/jit_link.h\n' $< $(BUILD)/device/frames.txt >$@ && chmod +x $@
+CHECK_BINS += $(DEVICE_FRAME_CHECK)

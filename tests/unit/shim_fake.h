@@ -47,8 +47,14 @@ static devmalloc_status_t fk_destroy(devmalloc_heap_t *h) {
 static const char *fk_str(devmalloc_status_t s) { return s ? "fake failure" : "success"; }
 static void fk_print(const devmalloc_stats_t *s, void *f, const char *t) {}
 
+static size_t fk_min_block; /* last value given to set_min_block */
+static devmalloc_status_t fk_set_min_block(devmalloc_heap_t *h, size_t b) {
+  (void)h;
+  fk_min_block = b;
+  return DEVMALLOC_OK;
+}
 static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
-                                     fk_destroy, fk_str, fk_print};
+                                     fk_destroy, fk_str, fk_print, fk_set_min_block};
 const dm_heap_ops_t *dm_heap_ops = &fk_ops;
 
 __attribute__((unused)) static void fk_reset(void) {

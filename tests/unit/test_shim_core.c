@@ -111,9 +111,11 @@ static void t_ctx_table(void **st) {
   reset_all();
   assert_null(dm_ctx_heap_peek(CTX_A));
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_RECORD);
+  fk_min_block = 0;
   devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
   assert_non_null(h);
   assert_int_equal(fk_last_bytes, 48u << 20);
+  assert_int_equal(fk_min_block, 128);                     /* DEVMALLOC_MIN_BLOCK, set in main */
   assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_NOOP);
@@ -372,6 +374,7 @@ static void t_load_hooks(void **st) {
 }
 
 int main(void) {
+  setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),
     cmocka_unit_test(t_cache_owners),  cmocka_unit_test(t_image_scan),

@@ -63,6 +63,32 @@ static void test_slots_never_dispatch_as_large(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* min_block: small requests get blocks of min_block bytes, each on a cache
+ * line of its own; larger requests are unchanged; 0 turns it off. */
+static void test_min_block(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  f.h->min_block = 128;
+  char *p[64];
+  for (int i = 0; i < 64; i++) {
+    p[i] = dm_malloc(f.h, 16, 16);
+    assert_non_null(p[i]);
+    assert_int_equal((uintptr_t)p[i] % 128, 0);
+    for (int j = 0; j < i; j++) assert_true(p[i] >= p[j] + 128 || p[j] >= p[i] + 128);
+  }
+  char *big = dm_malloc(f.h, 300, 16);
+  assert_non_null(big);
+  f.h->min_block = 0;
+  char *a = dm_malloc(f.h, 16, 16), *b = dm_malloc(f.h, 16, 16);
+  assert_true(b == a + 16 || a == b + 16); /* dense again */
+  for (int i = 0; i < 64; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, big), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, b), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  fixture_heap_fini(&f);
+}
+
 /* One chunk per bin until it is full; a full chunk leaves the list (lazily,
  * when a search meets it) and comes back when a slot is freed; an empty chunk
  * returns to the buddy tree while the bin keeps another chunk's worth of free
@@ -228,6 +254,7 @@ int main(void) {
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_chunk_geometry),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
+      cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_stealing),
   };
