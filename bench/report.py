@@ -92,3 +92,50 @@ for r in summary:
         thr = f"{r['threads_stock']}/{thr}"
     print(f"{r['workload']:<10} {fmt_size(r['size']):>8} {r['kernel']:<18} {thr:>8} "
           f"{r['mops_stock']:>10.2f} {r['mops_devmalloc']:>11.2f} {ratio:>9}  {note}")
+
+# ---- the reference (bench/reference_h200.csv): devmalloc / peer, targets met or missed
+REF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_h200.csv")
+PEER_SIZES = {16, 64, 256, 1024, 4096, 16384}  # rows where devmalloc must be >= 1.0x the peer
+
+def load_reference(path):
+    with open(path) as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+def reference_rows(ref, dm_rows):
+    """(label, devmalloc now, peer, ratio, target, verdict) for each reference row found."""
+    out = []
+    for r in ref:
+        key = (r["workload"], r["size"], r["kernel"])
+        if key not in dm_rows or not r["peer"]:
+            continue
+        d = dm_rows[key]
+        if r["workload"] == "util":
+            now = float(d["note"].split()[1].rstrip("%"))
+            target, ok = ">= 90%", now >= 90.0
+        else:
+            now = float(d["mops"])
+            size = int(r["size"])
+            if r["workload"] in ("mixed", "divergent") or size in PEER_SIZES:
+                target, ok = ">= 1.0x peer", now >= float(r["peer"])
+            else:
+                target, ok = "(peer reference only)", None
+        peer = float(r["peer"])
+        out.append((f"{r['workload']} {fmt_size(r['size'])} {r['kernel']}", now, peer,
+                    now / peer if peer > 0 else float("inf"), target,
+                    "met" if ok else ("missed" if ok is not None else "-")))
+    return out
+
+if "H200" in gpu:
+    rows = reference_rows(load_reference(REF), dm)
+    print(f"\nAgainst the reference (Gallatin @1aa70ad, H200, independent harness, 2026-11-23):")
+    print(f"{'row':<28} {'devmalloc':>10} {'peer':>10} {'dm/peer':>8}  {'target':<22} verdict")
+    for label, now, peer, ratio, target, verdict in rows:
+        print(f"{label:<28} {now:>10.2f} {peer:>10.2f} {ratio:>7.2f}x  {target:<22} {verdict}")
+    missed = sum(1 for r in rows if r[5] == "missed")
+    print(f"targets: {sum(1 for r in rows if r[5] == 'met')} met, {missed} missed")
+else:
+    print(f"\nThe reference figures (bench/reference_h200.csv) were taken on an H200; this GPU is "
+          f"{gpu or 'unknown'}, so they do not apply: compare the ratios to stock above.")
+for r in summary:  # no row below 10x stock at any size (alloc, free, pair)
+    if r["workload"] == "sizes" and r["ratio"] < 10:
+        print(f"below 10x stock: {fmt_size(r['size'])} {r['kernel']} ({r['ratio']:.1f}x)")

@@ -9,3 +9,9 @@ $(BUILD)/bench/ab_devmalloc: bench/ab_bench.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUI
 	  $(DEVICE_LIB) $(HOST_LIB) -lcuda -o $@
 
 GPU_BINS += $(BUILD)/bench/ab_stock $(BUILD)/bench/ab_devmalloc
+
+# bench/report.py against a made-up run (reference comparison, met/missed).
+BENCH_REPORT_CHECK := $(BUILD)/tests/check_bench_report
+$(BENCH_REPORT_CHECK): tests/unit/check_bench_report.sh bench/report.py bench/reference_h200.csv | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s\n' $< >$@ && chmod +x $@
+CHECK_BINS += $(BENCH_REPORT_CHECK)
