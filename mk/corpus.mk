@@ -55,15 +55,15 @@ $(CORPUS_DIR)/plugin.relinked: $(PLUGIN_SRCS) $(PLUGIN_DEPS) $(CORPUS_DIR)/relin
 $(CORPUS_DIR)/modules_kern.ptx: $(CORPUS_SRC)/modules/modules_kern.cu | $(CORPUS_DIR)/.dir
 	$(NVCC) -O2 -arch=compute_90 -ptx $< -o $@
 $(CORPUS_DIR)/modules.stock: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) $(CORPUS_DIR)/modules_kern.ptx
-	$(CORPUS_NV) $< -lcuda -lnvrtc -o $@
+	$(CORPUS_NV) $< -lcuda -lnvrtc -Xlinker -rpath,$(CUDA_LIBDIR) -o $@
 $(CORPUS_DIR)/modules.relinked: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) $(CORPUS_DIR)/modules_kern.ptx $(DEVICE_PTX)
-	$(CORPUS_NV) -DLINK_DEVMALLOC $< -lcuda -lnvrtc -o $@
+	$(CORPUS_NV) -DLINK_DEVMALLOC $< -lcuda -lnvrtc -Xlinker -rpath,$(CUDA_LIBDIR) -o $@
 
 CORPUS_PROGS := $(CORPUS_SIMPLE) skiplist plugin modules
 CORPUS_BINS  := $(foreach p,$(CORPUS_PROGS),$(CORPUS_DIR)/$(p).stock $(CORPUS_DIR)/$(p).relinked)
 
 $(CORPUS_DIR)/check_build: $(CORPUS_SRC)/check_build.sh $(CORPUS_BINS)
-	printf '#!/bin/sh\nexec bash %s %s %s\n' $(CORPUS_SRC)/check_build.sh $(CORPUS_DIR) "$(CORPUS_PROGS)" >$@ && chmod +x $@
+	printf '#!/bin/sh\nexec bash %s %s "%s"\n' $(CORPUS_SRC)/check_build.sh $(CORPUS_DIR) "$(CORPUS_PROGS)" >$@ && chmod +x $@
 
 .PHONY: corpus
 corpus: $(CORPUS_BINS)
