@@ -57,8 +57,8 @@ __global__ void parent_reap_odd(int per_task, long long **slots, long long *sums
 int main() {
   bool small = corpus_small();
   int ntasks = small ? 16 : 256, per_task = small ? 256 : 1024;
-  corpus_heap_init(128u << 20);
-  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 128u << 20));
+  corpus_heap_init(256u << 20);
+  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
   long long **slots, *sums; int *nulls;
   CK(cudaMalloc(&slots, (size_t)ntasks * per_task * sizeof(long long *)));
   CK(cudaMallocManaged(&sums, ntasks * sizeof(long long)));

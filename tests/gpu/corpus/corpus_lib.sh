@@ -20,7 +20,7 @@ PROGS=${CORPUS_PROGS:-$ALL_PROGS}
 # full size and CORPUS_SMALL size. plugin: more than its library alone makes.
 # modules: its NVRTC cubin runs on the stock allocator and is not counted.
 declare -A MIN_FULL=([raytrace]=2000 [skiplist]=800000 [recurse]=1000000 [polyobj]=500000
-  [scratch]=1000000 [hashtable]=1000000 [growarray]=500000 [exhaust]=10 [streams]=5000000
+  [scratch]=1000000 [hashtable]=1000000 [growarray]=300000 [exhaust]=10 [streams]=5000000
   [cdp]=262144 [plugin]=800000 [thrust_cub]=50000 [modules]=400000)
 declare -A MIN_SMALL=([raytrace]=130 [skiplist]=90000 [recurse]=60000 [polyobj]=30000
   [scratch]=60000 [hashtable]=80000 [growarray]=30000 [exhaust]=10 [streams]=80000

@@ -105,10 +105,10 @@ __global__ void per_block(long long *out, int *nulls) {
 
 int main() {
   bool small = corpus_small();
-  int nthr = small ? 8192 : 131072, nwarps = small ? 512 : 8192, nblocks = small ? 64 : 1024;
+  int nthr = small ? 8192 : 65536, nwarps = small ? 512 : 8192, nblocks = small ? 64 : 1024;
   const int bt = 256;
-  corpus_heap_init(256u << 20);
-  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
+  corpus_heap_init(512u << 20);
+  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 512u << 20));
   long long *o1, *o2, *o3; int *nulls;
   CK(cudaMallocManaged(&o1, nthr * sizeof(long long)));
   CK(cudaMallocManaged(&o2, nwarps * sizeof(long long)));

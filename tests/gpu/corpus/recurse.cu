@@ -104,8 +104,8 @@ __global__ void chains(int n, long long *out, int *fail) {
 int main() {
   bool small = corpus_small();
   int nt = small ? 4096 : 65536, nc = small ? 8192 : 262144;
-  corpus_heap_init(256u << 20);
-  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
+  corpus_heap_init(512u << 20);
+  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 512u << 20));
   long long *cout; unsigned long long *tout; int *heights, *fail;
   CK(cudaMallocManaged(&cout, nc * sizeof(long long)));
   CK(cudaMallocManaged(&tout, nt * sizeof(unsigned long long)));
