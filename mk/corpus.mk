@@ -37,13 +37,16 @@ $(CORPUS_DIR)/skiplist.relinked: $(SKIPLIST_DEPS) $(DEVICE_LIB) $(HOST_LIB) | $(
 	$(CORPUS_NV) $(CORPUS_RDC) $(SKIPLIST_SRCS) $(CORPUS_RLIBS) -o $@
 
 # plugin: two -rdc translation units and a shared library with its own device
-# code (stock/ and relinked/ hold the two builds of the library).
+# code (stock/ and relinked/ hold the two builds of the library). The library
+# is built with hidden visibility, as libraries are: a relinked library that
+# exported its device-link registration functions would have them interposed by
+# the executable's (the same devmalloc object, the same module id, in both).
 PLUGIN_SRCS := $(addprefix $(CORPUS_SRC)/plugin/,plugin_main.cu particles.cu)
 PLUGIN_DEPS := $(CORPUS_SRC)/plugin/plugin.h $(CORPUS_DEPS)
 $(CORPUS_DIR)/stock/libcorpus_plugin.so: $(CORPUS_SRC)/plugin/plugin_lib.cu $(PLUGIN_DEPS) | $(CORPUS_DIR)/stock/.dir
-	$(CORPUS_NV) -shared -Xcompiler -fPIC $< -o $@
+	$(CORPUS_NV) -shared -Xcompiler -fPIC,-fvisibility=hidden $< -o $@
 $(CORPUS_DIR)/relinked/libcorpus_plugin.so: $(CORPUS_SRC)/plugin/plugin_lib.cu $(PLUGIN_DEPS) $(DEVICE_LIB) | $(CORPUS_DIR)/relinked/.dir
-	$(CORPUS_NV) -shared -Xcompiler -fPIC -rdc=true $< $(DEVICE_LIB) -o $@
+	$(CORPUS_NV) -shared -Xcompiler -fPIC,-fvisibility=hidden -rdc=true $< $(DEVICE_LIB) -o $@
 $(CORPUS_DIR)/plugin.stock: $(PLUGIN_SRCS) $(PLUGIN_DEPS) $(CORPUS_DIR)/stock/libcorpus_plugin.so
 	$(CORPUS_NV) -rdc=true $(PLUGIN_SRCS) -L$(CORPUS_DIR)/stock -lcorpus_plugin -Xlinker -rpath,'$$ORIGIN/stock' -o $@
 $(CORPUS_DIR)/plugin.relinked: $(PLUGIN_SRCS) $(PLUGIN_DEPS) $(CORPUS_DIR)/relinked/libcorpus_plugin.so $(DEVICE_LIB) $(HOST_LIB)

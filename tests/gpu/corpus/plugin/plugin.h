@@ -10,5 +10,6 @@ struct Particle { int x, y, vx, vy; };
 __device__ Particle *spawn_particles(int cell, int *count);
 __global__ void step_cells(int ncells, int steps, long long *energy, int *nulls);
 
-// libcorpus_plugin.so
-extern "C" int plugin_histogram(const int *d_values, int n, unsigned long long *h_result);
+// libcorpus_plugin.so: built with hidden visibility, exports only its API
+#define PLUGIN_API extern "C" __attribute__((visibility("default")))
+PLUGIN_API int plugin_histogram(const int *d_values, int n, unsigned long long *h_result);

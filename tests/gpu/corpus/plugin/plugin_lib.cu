@@ -17,7 +17,7 @@ __global__ void plugin_kernel(const int *values, int n, unsigned long long *out,
   atomicAdd(&out[1], (unsigned long long)len);
 }
 
-extern "C" int plugin_histogram(const int *d_values, int n, unsigned long long *h_result) {
+PLUGIN_API int plugin_histogram(const int *d_values, int n, unsigned long long *h_result) {
   unsigned long long *out;
   int *nulls, hn = 0;
   if (cudaMalloc(&out, 2 * sizeof *out) != cudaSuccess || cudaMalloc(&nulls, sizeof *nulls) != cudaSuccess)
