@@ -8,11 +8,16 @@
 #   CORPUS_PROGS="a b"   run only these programs
 #   CORPUS_SMALL=1       reduced sizes (passed to the programs)
 #   CORPUS_TIMEOUT=N     seconds per run (default 120)
+#   CORPUS_STRICT=1      report the documented limitation below as FAIL, not SKIP
 B=${BUILD:-build}
 C=$B/corpus
 CT=${GPU_TMP:-$(mktemp -d)}/corpus
 mkdir -p "$CT"
 SHIM_SO=$(cd "$B" 2>/dev/null && pwd)/libdevmalloc_preload.so
+# Built with -rdc=true (separate compilation) also in their stock build: the
+# shim does not re-link such executables at load (docs/jit.md, "Limits"), so
+# way "shim" is a SKIP for them while the shim says so, unless CORPUS_STRICT=1.
+RDC_PROGS=" skiplist cdp plugin "
 ALL_PROGS="raytrace skiplist recurse polyobj scratch hashtable growarray exhaust streams cdp plugin thrust_cub modules"
 PROGS=${CORPUS_PROGS:-$ALL_PROGS}
 
@@ -80,6 +85,12 @@ check_way() {
   local a min; a=$(stats_allocs "$r"); min=$(min_allocs "$p")
   if [ "$a" -lt "$min" ]; then
     local nr; nr=$(grep -o "not re-linked: .*" "$CT/$r.err" | head -1)
+    local rdc; rdc=$(grep -o "not re-linked: .*\(no PTX\|SASS\).*" "$CT/$r.err" | head -1)
+    if [ "$w" = shim ] && [ -n "$rdc" ] && [[ "$RDC_PROGS" == *" $p "* ]] && [ -z "${CORPUS_STRICT:-}" ]; then
+      echo "SKIP $name: known limitation (docs/jit.md): an -rdc executable is not re-linked at load;" \
+           "same output on the stock allocator ($a allocations by devmalloc); shim: ${rdc:0:120}"
+      return
+    fi
     echo "FAIL $name: identical output, but devmalloc counted $a allocations (want >= $min)${nr:+; $nr}"
     return
   fi
