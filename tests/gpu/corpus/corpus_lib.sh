@@ -56,6 +56,9 @@ digest_of() { grep "^digest " "$CT/$1.out" 2>/dev/null | head -1; }
 stats_allocs() {
   grep -o "^devmalloc: stats: context .* allocs [0-9]*" "$CT/$1.err" | awk '{s+=$NF} END {print s+0}'
 }
+stats_frees() {
+  grep -o "^devmalloc: stats: context .* frees [0-9]*" "$CT/$1.err" | awk '{s+=$NF} END {print s+0}'
+}
 # Why a run failed, in one line: the program's own last words, else the shim's.
 why() {
   local l
@@ -94,5 +97,5 @@ check_way() {
     echo "FAIL $name: identical output, but devmalloc counted $a allocations (want >= $min)${nr:+; $nr}"
     return
   fi
-  echo "PASS $name: identical output, $a allocations served by devmalloc"
+  echo "PASS $name: identical output, $a allocations and $(stats_frees "$r") frees served by devmalloc"
 }
