@@ -29,5 +29,5 @@ for p in $progs; do
   [ -f "$f" ] && nm "$f" 2>/dev/null | grep -q 'devmalloc_cu' &&
     { echo "FAIL corpus build: $f is linked with devmalloc"; fail=1; }
 done
-[ $fail -eq 0 ] && echo "corpus build: $(echo $progs | wc -w) programs, stock and relinked: ok"
+[ $fail -eq 0 ] && echo "corpus build: $(echo "$progs" | wc -w) programs, stock and relinked: ok"
 exit $fail

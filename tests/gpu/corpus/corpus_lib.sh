@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # corpus_lib.sh — sourced by tests/gpu/cases/2*_corpus*.sh: paths, the list of
 # programs, how each way runs, and the checks. Not a case.
 #
