@@ -6,7 +6,8 @@
 #                                    it call devmalloc_cuda_init itself)
 # Run three ways (stock; relinked under the shim; stock under the shim) by
 # tests/gpu/cases/20_corpus.sh. `make check` builds them and checks that the
-# relinked binaries define no host malloc/free (tests/gpu/corpus/check_build.sh).
+# relinked binaries define no host malloc/free (tests/gpu/corpus/check_build.sh),
+# and checks the case's verdicts with fake programs (tests/gpu/corpus/selftest.sh).
 
 CORPUS_DIR  := $(BUILD)/corpus
 CORPUS_SRC  := tests/gpu/corpus
@@ -71,5 +72,9 @@ $(CORPUS_DIR)/check_build: $(CORPUS_SRC)/check_build.sh $(CORPUS_BINS)
 .PHONY: corpus
 corpus: $(CORPUS_BINS)
 
+# The GPU case's verdicts, checked with fake programs (no GPU, no nvcc).
+$(CORPUS_DIR)/selftest: $(CORPUS_SRC)/selftest.sh $(CORPUS_SRC)/corpus_lib.sh tests/gpu/cases/20_corpus.sh | $(CORPUS_DIR)/.dir
+	printf '#!/bin/sh\nexec bash %s\n' $(CORPUS_SRC)/selftest.sh >$@ && chmod +x $@
+
 GPU_BINS   += $(CORPUS_BINS)
-CHECK_BINS += $(CORPUS_DIR)/check_build
+CHECK_BINS += $(CORPUS_DIR)/check_build $(CORPUS_DIR)/selftest
