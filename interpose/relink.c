@@ -58,6 +58,8 @@ static relink_opts_t opts;
 static dm_cache_t *cache;
 static uint8_t dm_ptx_hash[32];
 static size_t dm_ptx_len;
+/* The target devmalloc's PTX is built for (mk/device.mk, DEVICE_PTX_ARCH). */
+#define DM_PTX_BUILT_ARCH 80u
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* The one place options are read: the shim's table (options.h) when it is
@@ -200,7 +202,37 @@ static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t,
     dm_cache_key_add_u64(&k, (uint64_t)t->driver_version);
     dm_cache_key_add_str(&k, t->driver_id);
     dm_cache_key_add_u64(&k, DM_DEVICE_MAXRREG); /* devmalloc's register cap */
+    dm_cache_key_add_str(&k, "devmalloc-ptx-at-app-target");
     dm_cache_key_final(&k, key);
+}
+
+/* devmalloc's PTX with its `.target` raised to the application's (arch), or
+ * NULL to use it as built. The linked image takes its PTX version from its
+ * inputs: with devmalloc's (built for the oldest supported target) it reported
+ * a lower one than the application was compiled for, and libraries that check
+ * that version against their compiled architectures (CUB, Thrust) refused
+ * their kernels with cudaErrorInvalidDeviceFunction. *len: its strlen. */
+static char *devmalloc_ptx_for(unsigned arch, size_t *len)
+{
+    const char *t = strstr(dm_devmalloc_ptx, "\n.target sm_");
+    if (!t || arch <= DM_PTX_BUILT_ARCH || arch > 999)
+        return NULL;
+    const char *eol = strchr(t + 1, '\n');
+    if (!eol)
+        return NULL;
+    char line[32];
+    size_t ln = (size_t)snprintf(line, sizeof line, "\n.target sm_%u", arch);
+    size_t head = (size_t)(t - dm_devmalloc_ptx);
+    size_t tail = dm_ptx_len - (size_t)(eol - dm_devmalloc_ptx);
+    char *p = malloc(head + ln + tail + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, dm_devmalloc_ptx, head);
+    memcpy(p + head, line, ln);
+    memcpy(p + head + ln, eol, tail);
+    p[head + ln + tail] = 0;
+    *len = head + ln + tail;
+    return p;
 }
 
 /* Link (or fetch from the cache) ptx + devmalloc's PTX. */
@@ -224,13 +256,17 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
             return 1;
         }
     }
+    size_t dlen = dm_ptx_len;
+    char *dptx = devmalloc_ptx_for(ptx_arch, &dlen);
     dm_jit_input_t in[2] = {
         { "app.ptx", ptx, n, 0 },
-        { "devmalloc.ptx", dm_devmalloc_ptx, dm_ptx_len, DM_DEVICE_MAXRREG },
+        { "devmalloc.ptx", dptx ? dptx : dm_devmalloc_ptx, dlen, DM_DEVICE_MAXRREG },
     };
     void *img;
     size_t sz;
-    if (dm_jit_link_ptx(in, 2, &img, &sz, why, whylen) < 0)
+    int linked = dm_jit_link_ptx(in, 2, &img, &sz, why, whylen);
+    free(dptx);
+    if (linked < 0)
         return 0;
     double jit_ms = now_ms() - t0;
     const char *cached = "cache off";

@@ -22,6 +22,7 @@
 static int fake_cc_major = 9, fake_cc_minor = 0;
 static int fake_links, fake_fail_link, fake_no_ctx;
 static char fake_first_target[32];
+static char fake_second_target[32]; /* devmalloc's PTX as linked */
 static char fake_input_names[2][32];
 static unsigned fake_input_maxreg[2]; /* CU_JIT_MAX_REGISTERS per input, 0: none */
 
@@ -51,6 +52,10 @@ static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t 
         const char *t = strstr(data, ".target ");
         snprintf(fake_first_target, sizeof fake_first_target, "%.*s", t ? 13 : 0, t ? t : "");
         fake_first_target[strcspn(fake_first_target, "\n")] = 0;
+    } else if (s->n == 1) {
+        const char *t = strstr(data, ".target ");
+        snprintf(fake_second_target, sizeof fake_second_target, "%.*s", t ? 13 : 0, t ? t : "");
+        fake_second_target[strcspn(fake_second_target, "\n")] = 0;
     }
     s->buf = realloc(s->buf, s->len + size);
     memcpy(s->buf + s->len, data, size);
@@ -155,6 +160,9 @@ static void test_relink_and_cache(void **state)
     assert_int_equal(fake_input_maxreg[0], 0);
     assert_int_equal(fake_input_maxreg[1], DM_DEVICE_MAXRREG);
     assert_string_equal(fake_first_target, ".target sm_90");
+    /* devmalloc's PTX is linked at the application's target (CUB checks the
+     * image's PTX version) */
+    assert_string_equal(fake_second_target, ".target sm_90");
     /* the fake "cubin" is the inputs: app PTX then devmalloc's (which defines malloc) */
     assert_non_null(memmem(out, sz, "__cuda_syscall_aligned_malloc", 29));
     assert_non_null(memmem(out, sz, ".visible .func", 14));
@@ -193,6 +201,7 @@ static void test_pick_arch(void **state)
     fake_cc_major = 8; fake_cc_minor = 6;          /* compute_75 is the best <= 86 */
     assert_int_equal(relink_fx("malloc_multi.fatbin", &out, &sz, why, sizeof why), 1);
     assert_string_equal(fake_first_target, ".target sm_75");
+    assert_string_equal(fake_second_target, ".target sm_80"); /* below its own: as built */
     dm_relink_free(out);
     fake_cc_major = 10; fake_cc_minor = 0;
     assert_int_equal(relink_fx("malloc_multi.fatbin", &out, &sz, why, sizeof why), 1);
