@@ -16,6 +16,7 @@
  */
 #include "shim.h"
 #include "relink.h"
+#include "obs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,9 +39,12 @@ static const void *maybe_relink(const void *image, dm_has_t has, const void **re
   const void *out = NULL;
   size_t sz = 0;
   dm_tls_busy++;
+  dm_nvtx_push("devmalloc: load-time re-link of image %p", image);
   int r = dm_relink_image(image, &out, &sz, why, whylen);
+  dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) {
+    dm_obs_relinked();
     *relinked = out;
     return out;
   }
@@ -58,9 +62,14 @@ static const void *maybe_relink_file(const char *path, const void **relinked, ch
   const void *out = NULL;
   size_t sz = 0;
   dm_tls_busy++;
+  dm_nvtx_push("devmalloc: load-time re-link of %s", path);
   int r = dm_relink_file(path, &out, &sz, why, whylen);
+  dm_nvtx_pop();
   dm_tls_busy--;
-  if (r == 1 && out) *relinked = out;
+  if (r == 1 && out) {
+    dm_obs_relinked();
+    *relinked = out;
+  }
   return *relinked;
 }
 

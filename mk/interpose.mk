@@ -15,11 +15,13 @@ SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
 SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
-                 image_scan limit log options owners state
+                 image_scan limit log options owners state \
+                 hook_sync nvtx options_obs stats_rec trace
 SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
-                 interpose/pool_hooks.h include/devmalloc.h
+                 interpose/pool_hooks.h include/devmalloc.h \
+                 interpose/obs.h interpose/obs_event.h interpose/stats_rec.h
 SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
 # Parts linked in (optional: a part that is not in the tree is left out and
 # the weak fallbacks of interpose/fallbacks.c stand in).
