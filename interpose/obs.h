@@ -28,6 +28,10 @@ int  dm_obs_sampling(void);
  * of ctx; samples when due (rules in docs/stats.md). */
 void dm_obs_launch(const void *f, CUstream s);
 void dm_obs_sync(CUcontext ctx);
+/* The sampling rule: is a sample due at point tp, the last one age_ns ago
+ * (UINT64_MAX: none yet), `since` launches later? */
+int  dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms,
+                  int tracing);
 /* Write one sample line for r (event: "create", "destroy", "exit", ...);
  * no-op when tracing is off. Safe under ctxtab's lock. */
 void dm_trace_record(const dm_stats_rec_t *r, const char *event);

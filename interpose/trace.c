@@ -167,8 +167,13 @@ static void take(CUcontext ctx, const char *event, const char *kname, uint64_t l
   if (ok && mode() == 2) write_sample(&r, event, kname, launches);
 }
 
+int dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms,
+                 int tracing) {
+  uint64_t iv = (uint64_t)interval_ms * MS, gap = iv < MS ? iv : MS;
+  return age_ns >= iv || (tp == DM_TP_SYNC && tracing && since && age_ns >= gap);
+}
+
 static void point(CUcontext ctx, const void *f, dm_tpoint_t tp) {
-  uint64_t iv = (uint64_t)dm_options()->trace_interval * MS, gap = iv < MS ? iv : MS;
   uint64_t t = now_ns();
   char kname[NAME_MAX_LEN];
   uint64_t launches = 0;
@@ -182,7 +187,7 @@ static void point(CUcontext ctx, const void *f, dm_tpoint_t tp) {
       if (f && f != e->kf) set_name(e, f);
     }
     uint64_t age = e->last_ns ? t - e->last_ns : UINT64_MAX;
-    due = age >= iv || (tp == DM_TP_SYNC && mode() == 2 && e->since && age >= gap);
+    due = dm_trace_due(age, e->since, tp, dm_options()->trace_interval, mode() == 2);
     if (due) {
       e->last_ns = t;
       e->since = 0;

@@ -1,0 +1,256 @@
+/*
+ * test_observe.c — the shim's observability without a GPU: the JSON and CSV
+ * forms of a stats record parse (python3's json and csv modules) and carry
+ * every counter; the summary at exit as JSON, including a context whose
+ * counters could no longer be read (status context_lost, last known
+ * counters); the trace file's samples (create, launch with the kernel's
+ * name, sync, destroy); the sampling rule; the option parsers.
+ *
+ * Runs from the repository root (tests/unit/stats_canon.py). The options are
+ * read once per process, so main() sets them before the first test.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "shim_fake.h"
+#include "obs.h"
+
+#define CTX_A ((CUcontext)0x1000)
+#define CTX_B ((CUcontext)0x2000)
+#define F_K ((CUfunction)0x501)
+
+static char g_dir[] = "/tmp/dm-observe-XXXXXX";
+static char g_stats[256], g_trace[256];
+static CUcontext g_cur = CTX_A;
+
+static CUresult fd_get_current(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_push(CUcontext c) { return CUDA_SUCCESS; }
+static CUresult fd_pop(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_device(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+static CUresult fd_ctx_id(CUcontext c, unsigned long long *id) {
+  *id = c == CTX_A ? 1 : 2;
+  return CUDA_SUCCESS;
+}
+static CUresult fd_func_name(const char **n, CUfunction f) {
+  if (f != F_K) return CUDA_ERROR_INVALID_HANDLE;
+  *n = "_Z6k_fakePv";
+  return CUDA_SUCCESS;
+}
+
+/* Output of stats_canon.py for FILE in format fmt (malloc'd). */
+static char *canon(const char *fmt, const char *file) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "python3 tests/unit/stats_canon.py %s %s", fmt, file);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  size_t cap = 1 << 16, n = 0;
+  char *buf = calloc(1, cap);
+  size_t k;
+  while ((k = fread(buf + n, 1, cap - 1 - n, p)) > 0) n += k;
+  buf[n] = 0;
+  assert_int_equal(pclose(p), 0);
+  return buf;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* The n-th record (from 0) of a canonical dump, as its own string. */
+static char *record(const char *dump, int n) {
+  const char *p = dump;
+  for (int i = 0; i < n; i++) {
+    p = strstr(p, "--\n");
+    assert_non_null(p);
+    p += 3;
+  }
+  const char *e = strstr(p, "--\n");
+  assert_non_null(e);
+  return strndup(p, (size_t)(e - p));
+}
+
+static void has(const char *rec, const char *kv) {
+  char line[200];
+  snprintf(line, sizeof line, "%s\n", kv);
+  if (!strstr(rec, line)) fail_msg("missing %s in record:\n%s", kv, rec);
+}
+
+/* ---- stats_rec.c ---- */
+static void t_records_parse(void **st) {
+  dm_stats_rec_t r = {7, 3, DM_REC_LOST, DM_REC_LAST_KNOWN, 9, {0}};
+  devmalloc_stats_t *s = &r.s;
+  s->heap_bytes = 1001; s->pool_bytes = 1002; s->mapped_bytes = 1003;
+  s->growth_events = 1004; s->allocs = 1005; s->frees = 1006; s->failures = 1007;
+  s->double_frees = 1008; s->foreign_frees = 1009; s->bytes_in_use = 1010;
+  s->footprint_bytes = 1011; s->peak_bytes = 1012; s->large_allocs = 1013;
+  for (int c = 0; c < DEVMALLOC_NUM_CLASSES; c++) {
+    s->class_size[c] = 16u << c;
+    s->class_allocs[c] = 100u + (unsigned)c;
+  }
+  char j[DM_REC_MAX], h[DM_REC_MAX], row[DM_REC_MAX], path[300], text[3 * DM_REC_MAX];
+  assert_true(dm_rec_json(j, sizeof j, &r, NULL) > 0);
+  snprintf(path, sizeof path, "%s/rec.jsonl", g_dir);
+  snprintf(text, sizeof text, "%s\n", j);
+  write_file(path, text);
+  char *cj = canon("json", path);
+  assert_true(dm_rec_csv_header(h, sizeof h) > 0);
+  assert_true(dm_rec_csv_row(row, sizeof row, &r) > 0);
+  snprintf(path, sizeof path, "%s/rec.csv", g_dir);
+  snprintf(text, sizeof text, "%s\n%s\n", h, row);
+  write_file(path, text);
+  char *cc = canon("csv", path);
+  assert_string_equal(cj, cc);                /* same keys, same values */
+  static const char *const want[] = {
+      "context=7", "device=3", "status=context_lost", "counters=last_known",
+      "heap_bytes=1001", "pool_bytes=1002", "mapped_bytes=1003", "growth_events=1004",
+      "allocs=1005", "frees=1006", "failures=1007", "double_frees=1008",
+      "foreign_frees=1009", "bytes_in_use=1010", "footprint_bytes=1011",
+      "peak_bytes=1012", "large_allocs=1013", "relinked_modules=9",
+      "class0_size=16", "class0_allocs=100", "class17_size=2097152", "class17_allocs=117"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) has(cj, want[i]);
+  free(cj);
+  free(cc);
+  assert_int_equal(dm_rec_json(j, 64, &r, NULL), -1);   /* too small: says so */
+  assert_int_equal(dm_rec_csv_row(row, 32, &r), -1);
+}
+
+/* ---- ctxtab.c + trace.c: the summary at exit and the trace ---- */
+static void t_exit_and_trace(void **st) {
+  fk_reset();
+  dm_ctx_reset_for_tests();
+  g_cur = CTX_A;
+  assert_non_null(dm_ctx_heap(CTX_A));             /* trace: create */
+  dm_obs_launch(F_K, NULL);                        /* trace: launch, kernel name */
+  fk_allocs = 100;
+  dm_obs_sync(CTX_A);                              /* trace: sync, 100 allocs */
+  fk_stats_fails = 1;                              /* a device fault: reads fail */
+  dm_ctx_teardown(CTX_A, 1);                       /* trace: destroy, last known */
+  fk_stats_fails = 0;
+  fk_allocs = 7;
+  g_cur = CTX_B;
+  assert_non_null(dm_ctx_heap(CTX_B));
+  dm_ctx_print_stats();
+
+  char *c = canon("json", g_stats);
+  char *a = record(c, 0), *b = record(c, 1);
+  has(a, "record=stats");
+  has(a, "context=1");
+  has(a, "status=context_lost");
+  has(a, "counters=last_known");
+  has(a, "allocs=100");
+  has(a, "bytes_in_use=1600");
+  has(b, "context=2");
+  has(b, "status=live");
+  has(b, "counters=exact");
+  has(b, "allocs=7");
+  has(b, "class0_allocs=7");
+  assert_null(strstr(c + strlen(a) + strlen(b) + 6, "record="));   /* two records only */
+  free(a); free(b); free(c);
+
+  c = canon("json", g_trace);
+  static const char *const ev[] = {"record=trace", "event=create", "event=launch",
+                                   "event=sync", "event=destroy", "event=create"};
+  for (int i = 0; i < 6; i++) {
+    char *r = record(c, i);
+    has(r, ev[i]);
+    if (i == 2) { has(r, "kernel=_Z6k_fakePv"); has(r, "launches=1"); }
+    if (i == 3) { has(r, "allocs=100"); has(r, "status=live"); }
+    if (i == 4) { has(r, "allocs=100"); has(r, "status=context_lost"); }
+    if (i == 5) has(r, "context=2");
+    free(r);
+  }
+  free(c);
+}
+
+/* A context that never had its counters read: status lost, no counters. */
+static void t_lost_without_counters(void **st) {
+  fk_reset();
+  dm_ctx_reset_for_tests();
+  g_cur = CTX_A;
+  fk_stats_fails = 1;                     /* even the sample at creation fails */
+  assert_non_null(dm_ctx_heap(CTX_A));
+  dm_stats_rec_t r;
+  assert_int_equal(dm_ctx_sample(CTX_A, &r), 0);
+  assert_int_equal(r.status, DM_REC_LOST);
+  assert_int_equal(r.counters, DM_REC_NONE);
+  assert_int_equal(r.s.heap_bytes, fk_last_bytes);   /* the size asked for */
+  assert_int_equal(r.s.allocs, 0);
+  assert_int_equal(dm_ctx_sample(CTX_B, &r), -1);    /* no heap there */
+  dm_ctx_teardown(CTX_A, 1);
+  fk_stats_fails = 0;
+}
+
+static void t_due(void **st) {
+  const uint64_t ms = 1000000;
+  assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1));   /* first one */
+  assert_false(dm_trace_due(5 * ms, 3, DM_TP_LAUNCH, 10, 1));      /* throttled */
+  assert_true(dm_trace_due(10 * ms, 0, DM_TP_LAUNCH, 10, 1));
+  assert_true(dm_trace_due(2 * ms, 1, DM_TP_SYNC, 10, 1));         /* launches since */
+  assert_false(dm_trace_due(2 * ms, 0, DM_TP_SYNC, 10, 1));        /* nothing new */
+  assert_false(dm_trace_due(ms / 2, 4, DM_TP_SYNC, 10, 1));        /* < 1 ms */
+  assert_false(dm_trace_due(2 * ms, 1, DM_TP_SYNC, 10, 0));        /* stats only */
+  assert_true(dm_trace_due(0, 0, DM_TP_LAUNCH, 0, 1));             /* interval 0 */
+}
+
+static void t_option_parsers(void **st) {
+  dm_opt_statsfmt_t f = DM_STATS_OFF;
+  assert_int_equal(dm_parse_statsfmt(" json ", &f), 0);
+  assert_int_equal(f, DM_STATS_JSON);
+  assert_int_equal(dm_parse_statsfmt("CSV", &f), 0);
+  assert_int_equal(f, DM_STATS_CSV);
+  assert_int_equal(dm_parse_statsfmt("1", &f), 0);
+  assert_int_equal(f, DM_STATS_TEXT);
+  assert_int_equal(dm_parse_statsfmt("off", &f), 0);
+  assert_int_equal(f, DM_STATS_OFF);
+  assert_int_equal(dm_parse_statsfmt("xml", &f), -1);
+  assert_int_equal(dm_parse_statsfmt("", &f), -1);
+  dm_opt_ms_t m = 0;
+  assert_int_equal(dm_parse_ms("250", &m), 0);
+  assert_int_equal(m, 250);
+  assert_int_equal(dm_parse_ms("5ms", &m), 0);
+  assert_int_equal(m, 5);
+  assert_int_equal(dm_parse_ms("0", &m), 0);
+  assert_int_equal(m, 0);
+  static const char *const bad[] = {"-1", "1.5", "fast", "60001", "", "10s"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    assert_int_equal(dm_parse_ms(bad[i], &m), -1);
+}
+
+static void cleanup(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+  if (system(cmd) != 0) fprintf(stderr, "test_observe: cannot remove %s\n", g_dir);
+}
+
+int main(void) {
+  if (!mkdtemp(g_dir)) return 1;
+  snprintf(g_stats, sizeof g_stats, "%s/stats.jsonl", g_dir);
+  snprintf(g_trace, sizeof g_trace, "%s/trace.jsonl", g_dir);
+  setenv("DEVMALLOC_STATS", "json", 1);
+  setenv("DEVMALLOC_STATS_FILE", g_stats, 1);
+  setenv("DEVMALLOC_TRACE", g_trace, 1);
+  setenv("DEVMALLOC_TRACE_INTERVAL", "0", 1);
+  dm_driver_set_library("/nonexistent/libcuda.so.1");   /* keep the fakes */
+  dm_drv.cuCtxGetCurrent = fd_get_current;
+  dm_drv.cuCtxPushCurrent_v2 = fd_push;
+  dm_drv.cuCtxPopCurrent_v2 = fd_pop;
+  dm_drv.cuCtxGetDevice = fd_device;
+  dm_drv.cuCtxGetId = fd_ctx_id;
+  dm_drv.cuFuncGetName = fd_func_name;
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(t_records_parse), cmocka_unit_test(t_exit_and_trace),
+    cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_due),
+    cmocka_unit_test(t_option_parsers),
+  };
+  atexit(cleanup);   /* first registered: runs after the shim's exit output */
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
