@@ -6,8 +6,8 @@
  *
  * When a sample is due (per context): at a launch, when the last sample is
  * older than DEVMALLOC_TRACE_INTERVAL; at a synchronization, also when
- * kernels were launched since the last sample and it is at least
- * min(1 ms, interval) old. With only DEVMALLOC_STATS on, the interval alone.
+ * kernels were launched since the last sample and it is at least a quarter
+ * of the interval old. With only DEVMALLOC_STATS on, the interval alone.
  * Counters are read through the heap's own non-blocking stream, so a sample
  * never waits for the application's kernels.
  *
@@ -169,7 +169,7 @@ static void take(CUcontext ctx, const char *event, const char *kname, uint64_t l
 
 int dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms,
                  int tracing) {
-  uint64_t iv = (uint64_t)interval_ms * MS, gap = iv < MS ? iv : MS;
+  uint64_t iv = (uint64_t)interval_ms * MS, gap = iv / 4;
   return age_ns >= iv || (tp == DM_TP_SYNC && tracing && since && age_ns >= gap);
 }
 

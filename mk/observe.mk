@@ -10,3 +10,9 @@ $(OBS_CHECK): tests/unit/check_report.sh tools/devmalloc tools/devmalloc_report.
 CHECK_BINS += $(OBS_CHECK)
 
 INSTALL_STEPS += install -m 644 tools/devmalloc_report.py $(DESTDIR)$(PREFIX)/share/devmalloc/ ;
+
+# ---- GPU test program (tests/gpu/cases/80_observe.sh) ----
+OBS_GPU := $(BUILD)/gpu/observe
+$(OBS_GPU)/obs_fault: tests/gpu/progs/obs_fault.cu $(DEVICE_LIB) | $(OBS_GPU)/.dir
+	$(NVCC) -O2 -std=c++17 -arch=sm_90 -rdc=true $< $(DEVICE_LIB) -o $@
+GPU_BINS += $(OBS_GPU)/obs_fault

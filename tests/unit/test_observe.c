@@ -194,10 +194,10 @@ static void t_due(void **st) {
   assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1));   /* first one */
   assert_false(dm_trace_due(5 * ms, 3, DM_TP_LAUNCH, 10, 1));      /* throttled */
   assert_true(dm_trace_due(10 * ms, 0, DM_TP_LAUNCH, 10, 1));
-  assert_true(dm_trace_due(2 * ms, 1, DM_TP_SYNC, 10, 1));         /* launches since */
-  assert_false(dm_trace_due(2 * ms, 0, DM_TP_SYNC, 10, 1));        /* nothing new */
-  assert_false(dm_trace_due(ms / 2, 4, DM_TP_SYNC, 10, 1));        /* < 1 ms */
-  assert_false(dm_trace_due(2 * ms, 1, DM_TP_SYNC, 10, 0));        /* stats only */
+  assert_true(dm_trace_due(3 * ms, 1, DM_TP_SYNC, 10, 1));         /* launches since */
+  assert_false(dm_trace_due(3 * ms, 0, DM_TP_SYNC, 10, 1));        /* nothing new */
+  assert_false(dm_trace_due(2 * ms, 4, DM_TP_SYNC, 10, 1));        /* < interval / 4 */
+  assert_false(dm_trace_due(3 * ms, 1, DM_TP_SYNC, 10, 0));        /* stats only */
   assert_true(dm_trace_due(0, 0, DM_TP_LAUNCH, 0, 1));             /* interval 0 */
 }
 
