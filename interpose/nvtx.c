@@ -31,26 +31,27 @@ static int on(void) {
   return g_on;
 }
 
-static void attrs(nvtxEventAttributes_t *a, const char *msg, uint32_t argb) {
-  *a = (nvtxEventAttributes_t){0};
-  a->version = NVTX_VERSION;
-  a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a->colorType = NVTX_COLOR_ARGB;
-  a->color = argb;
-  a->messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a->message.ascii = msg;
+/* A range (push) or a marker, with a printf-formatted message. */
+static void event(int range, const char *fmt, va_list ap) {
+  char msg[256];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  nvtxEventAttributes_t a = {0};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = range ? 0xff2e7d32u : 0xffc62828u;   /* green ranges, red markers */
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = msg;
+  if (range) nvtxDomainRangePushEx(g_dom, &a);
+  else nvtxDomainMarkEx(g_dom, &a);
 }
 
 void dm_nvtx_push(const char *fmt, ...) {
   if (!on()) return;
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  event(1, fmt, ap);
   va_end(ap);
-  nvtxEventAttributes_t a;
-  attrs(&a, msg, 0xff2e7d32u);
-  nvtxDomainRangePushEx(g_dom, &a);
 }
 
 void dm_nvtx_pop(void) {
@@ -59,14 +60,10 @@ void dm_nvtx_pop(void) {
 
 void dm_nvtx_mark(const char *fmt, ...) {
   if (!on()) return;
-  char msg[256];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  event(0, fmt, ap);
   va_end(ap);
-  nvtxEventAttributes_t a;
-  attrs(&a, msg, 0xffc62828u);
-  nvtxDomainMarkEx(g_dom, &a);
 }
 
 void dm_obs_event(int kind, const char *label) {

@@ -158,11 +158,17 @@ void dm_trace_record(const dm_stats_rec_t *r, const char *event) {
   if (mode() == 2) write_sample(r, event, NULL, 0);
 }
 
-/* Take the sample decided under the lock (kname/launches copied out). */
+/* Take the sample decided under the lock (kname/launches copied out). The
+ * read synchronizes the heap's own stream, which a global-mode stream
+ * capture elsewhere would forbid: the thread's capture mode is relaxed for
+ * it, as bind.c does for binding. */
 static void take(CUcontext ctx, const char *event, const char *kname, uint64_t launches) {
   dm_stats_rec_t r;
+  CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
   dm_tls_busy++;
+  int relaxed = dm_drv.cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
   int ok = dm_ctx_sample(ctx, &r) == 0;
+  if (relaxed) dm_drv.cuThreadExchangeStreamCaptureMode(&m);
   dm_tls_busy--;
   if (ok && mode() == 2) write_sample(&r, event, kname, launches);
 }
@@ -201,6 +207,9 @@ static void point(CUcontext ctx, const void *f, dm_tpoint_t tp) {
 
 void dm_obs_launch(const void *f, CUstream s) {
   if (!dm_obs_sampling()) return;
+  CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (dm_drv.cuStreamIsCapturing(s, &cs) == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE)
+    return;   /* recorded into a graph, not launched now */
   CUcontext ctx = dm_stream_ctx(s);
   if (ctx) point(ctx, f, DM_TP_LAUNCH);
 }

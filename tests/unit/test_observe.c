@@ -4,7 +4,8 @@
  * every counter; the summary at exit as JSON, including a context whose
  * counters could no longer be read (status context_lost, last known
  * counters); the trace file's samples (create, launch with the kernel's
- * name, sync, destroy); the sampling rule; the option parsers.
+ * name, sync, destroy; none for a launch into a capturing stream); the
+ * sampling rule; the option parsers.
  *
  * Runs from the repository root (tests/unit/stats_canon.py). The options are
  * read once per process, so main() sets them before the first test.
@@ -24,6 +25,7 @@
 #define CTX_A ((CUcontext)0x1000)
 #define CTX_B ((CUcontext)0x2000)
 #define F_K ((CUfunction)0x501)
+#define S_CAPTURE ((CUstream)0x601)
 
 static char g_dir[] = "/tmp/dm-observe-XXXXXX";
 static char g_stats[256], g_trace[256];
@@ -35,6 +37,10 @@ static CUresult fd_pop(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
 static CUresult fd_device(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
 static CUresult fd_ctx_id(CUcontext c, unsigned long long *id) {
   *id = c == CTX_A ? 1 : 2;
+  return CUDA_SUCCESS;
+}
+static CUresult fd_capturing(CUstream s, CUstreamCaptureStatus *st) {
+  *st = s == S_CAPTURE ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 static CUresult fd_func_name(const char **n, CUfunction f) {
@@ -130,6 +136,7 @@ static void t_exit_and_trace(void **st) {
   g_cur = CTX_A;
   assert_non_null(dm_ctx_heap(CTX_A));             /* trace: create */
   dm_obs_launch(F_K, NULL);                        /* trace: launch, kernel name */
+  dm_obs_launch(F_K, S_CAPTURE);                   /* captured: not launched, no sample */
   fk_allocs = 100;
   dm_obs_sync(CTX_A);                              /* trace: sync, 100 allocs */
   fk_stats_fails = 1;                              /* a device fault: reads fail */
@@ -163,7 +170,7 @@ static void t_exit_and_trace(void **st) {
     char *r = record(c, i);
     has(r, ev[i]);
     if (i == 2) { has(r, "kernel=_Z6k_fakePv"); has(r, "launches=1"); }
-    if (i == 3) { has(r, "allocs=100"); has(r, "status=live"); }
+    if (i == 3) { has(r, "allocs=100"); has(r, "status=live"); has(r, "launches=1"); }
     if (i == 4) { has(r, "allocs=100"); has(r, "status=context_lost"); }
     if (i == 5) has(r, "context=2");
     free(r);
@@ -246,6 +253,7 @@ int main(void) {
   dm_drv.cuCtxGetDevice = fd_device;
   dm_drv.cuCtxGetId = fd_ctx_id;
   dm_drv.cuFuncGetName = fd_func_name;
+  dm_drv.cuStreamIsCapturing = fd_capturing;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_records_parse), cmocka_unit_test(t_exit_and_trace),
     cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_due),
