@@ -44,7 +44,6 @@ static const void *maybe_relink(const void *image, dm_has_t has, const void **re
   dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) {
-    dm_obs_relinked();
     *relinked = out;
     return out;
   }
@@ -66,10 +65,7 @@ static const void *maybe_relink_file(const char *path, const void **relinked, ch
   int r = dm_relink_file(path, &out, &sz, why, whylen);
   dm_nvtx_pop();
   dm_tls_busy--;
-  if (r == 1 && out) {
-    dm_obs_relinked();
-    *relinked = out;
-  }
+  if (r == 1 && out) *relinked = out;
   return *relinked;
 }
 
@@ -79,6 +75,7 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   char label[96];
   snprintf(label, sizeof label, "%s%s%s", how, name ? " " : "", name ? name : "");
   if (has != DM_HAS_NO) dm_candidates_set();
+  if (relinked) dm_obs_relinked();   /* the re-linked image is what loaded */
   dm_owner_lock();
   dm_owner_t *o = dm_owner_get(kind, handle, 1);
   if (o) {

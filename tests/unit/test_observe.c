@@ -21,6 +21,7 @@
 
 #include "shim_fake.h"
 #include "obs.h"
+#include "relink.h"
 
 #define CTX_A ((CUcontext)0x1000)
 #define CTX_B ((CUcontext)0x2000)
@@ -196,6 +197,38 @@ static void t_lost_without_counters(void **st) {
   fk_stats_fails = 0;
 }
 
+/* ---- the re-link count: a fake re-link (replaces the weak stand-in) ---- */
+static const char g_stock[] = "a module calling the stock malloc", g_relinked[] = "re-linked";
+static int g_relinked_fails;   /* the driver refuses the re-linked image */
+int dm_relink_image(const void *image, const void **out, size_t *out_size, char *why,
+                    size_t whylen) {
+  if (image != g_stock) return 0;
+  *out = g_relinked;
+  *out_size = sizeof g_relinked;
+  return 1;
+}
+static CUresult fd_load_data(CUmodule *m, const void *image) {
+  *m = (CUmodule)0x701;
+  return image == g_relinked && g_relinked_fails ? CUDA_ERROR_INVALID_IMAGE : CUDA_SUCCESS;
+}
+
+static void t_relinked_count(void **st) {
+  CUmodule m;
+  g_cur = (CUcontext)0x3000;                        /* no heap: nothing to bind */
+  uint64_t n0 = dm_obs_relinked_count();
+  assert_int_equal(dm_h_module_load_data(fd_load_data, &m, g_stock), CUDA_SUCCESS);
+  assert_int_equal(dm_obs_relinked_count(), n0 + 1);
+  g_relinked_fails = 1;                             /* the original loads instead */
+  assert_int_equal(dm_h_module_load_data(fd_load_data, &m, g_stock), CUDA_SUCCESS);
+  assert_int_equal(dm_obs_relinked_count(), n0 + 1);
+  g_relinked_fails = 0;
+  dm_stats_rec_t r;
+  g_cur = CTX_B;
+  assert_non_null(dm_ctx_heap(CTX_B));
+  assert_int_equal(dm_ctx_sample(CTX_B, &r), 0);    /* records carry the count */
+  assert_int_equal(r.relinked_modules, n0 + 1);
+}
+
 static void t_due(void **st) {
   const uint64_t ms = 1000000;
   assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1));   /* first one */
@@ -256,7 +289,8 @@ int main(void) {
   dm_drv.cuStreamIsCapturing = fd_capturing;
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_records_parse), cmocka_unit_test(t_exit_and_trace),
-    cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_due),
+    cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_relinked_count),
+    cmocka_unit_test(t_due),
     cmocka_unit_test(t_option_parsers),
   };
   atexit(cleanup);   /* first registered: runs after the shim's exit output */
