@@ -169,6 +169,7 @@ static dm_stats_rec_t read_rec(dm_ctxent_t *e, dm_rec_status_t ok_status) {
   if (!e->lost && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
     e->last = s;
     e->has_last = 1;
+    e->released = 0;            /* readable: the context is still there */
     return record_of(e, &s, ok_status, DM_REC_EXACT);
   }
   if (!e->lost && !e->released)
@@ -213,7 +214,7 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find(ctx);
   if (e) {
-    if (e->heap) {
+    if (e->heap && dm_obs_sampling()) {
       /* alive: read now, then free the heap; gone: its device memory went
        * with the context, only the last known counters are left */
       dm_stats_rec_t r =
@@ -222,6 +223,8 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
                             e->lost ? DM_REC_LOST : DM_REC_DESTROYED, DM_REC_LAST_KNOWN);
       keep_snapshot(&r);
       dm_trace_record(&r, "destroy");
+    }
+    if (e->heap) {
       if (alive) {
         devmalloc_status_t st = dm_heap_ops->destroy(e->heap);
         dm_log(DM_LOG_INFO, "heap of context %llu destroyed%s", e->id,
