@@ -159,7 +159,7 @@ static dm_stats_rec_t record_of(const dm_ctxent_t *e, const devmalloc_stats_t *s
                                 dm_rec_status_t st, dm_rec_counters_t c) {
   dm_stats_rec_t r = {e->id, e->device, st, s ? c : DM_REC_NONE, dm_obs_relinked_count(), {0}};
   if (s) r.s = *s;
-  else r.s.heap_bytes = r.s.mapped_bytes = r.s.pool_bytes = e->limit.heap_bytes;
+  else r.s.heap_bytes = r.s.mapped_bytes = e->limit.heap_bytes;   /* what was asked for */
   return r;
 }
 
