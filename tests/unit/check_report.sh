@@ -13,7 +13,8 @@ fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 
 out=$("$dm" report -o "$tmp/churn" "$fx" 2>&1) || fail "report of the fixture: rc $?: $out"
 for want in 'context 1 \(device 0\): 53 samples' 'allocations 45088768, frees 45088768, failures 3' \
-            'kernels: .*k_alloc.*k_churn.*k_free' 'wrote .*churn-timeline.png'; do
+            'kernels: .*k_alloc' 'kernels: .*k_churn' 'kernels: .*k_free' \
+            'wrote .*churn-timeline.png' 'wrote .*churn-classes.png'; do
   grep -qE -- "$want" <<<"$out" || fail "summary lacks '$want'"
 done
 for p in timeline classes; do
