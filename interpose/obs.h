@@ -37,6 +37,14 @@ int  dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned inte
 void dm_trace_record(const dm_stats_rec_t *r, const char *event);
 /* Trace the heap just created in ctx (called without shim locks). */
 void dm_obs_heap_created(CUcontext ctx);
+/* Sample every context the trace knows, as `event` (trace.c). */
+void dm_trace_sample_all(const char *event);
+
+/* ---- trace_timer.c: the periodic sampler (DEVMALLOC_TRACE_PERIOD) -------- */
+/* Start the thread (once; no-op if already running) / stop and join it
+ * (no-op if not running, or in a forked child that did not start it). */
+void dm_trace_timer_start(unsigned period_ms);
+void dm_trace_timer_stop(void);
 
 /* ---- re-link count (trace.c) --------------------------------------------- */
 void     dm_obs_relinked(void);

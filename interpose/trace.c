@@ -218,23 +218,28 @@ void dm_obs_sync(CUcontext ctx) {
   if (ctx && dm_obs_sampling()) point(ctx, NULL, DM_TP_SYNC);
 }
 
-/* At exit: a last sample of every context still alive. */
-static void at_exit_trace(void) {
-  dm_tls_busy = 1;
+void dm_trace_sample_all(const char *event) {
   pthread_mutex_lock(&g_lock);
   size_t n = g_n;
-  CUcontext *ctxs = n ? malloc(n * sizeof *ctxs) : NULL;
-  for (size_t i = 0; ctxs && i < n; i++) ctxs[i] = g_tab[i].ctx;
+  tctx_t *copy = n ? malloc(n * sizeof *copy) : NULL;
+  if (copy) memcpy(copy, g_tab, n * sizeof *copy);
   pthread_mutex_unlock(&g_lock);
-  for (size_t i = 0; ctxs && i < n; i++) {
-    dm_stats_rec_t r;
-    if (dm_ctx_sample(ctxs[i], &r) == 0) write_sample(&r, "exit", NULL, 0);
-  }
-  free(ctxs);
+  for (size_t i = 0; copy && i < n; i++) take(copy[i].ctx, event, copy[i].kname, copy[i].launches);
+  free(copy);
+}
+
+/* At exit: the timer stops, then a last sample of every context still alive. */
+static void at_exit_trace(void) {
+  dm_tls_busy = 1;
+  dm_trace_timer_stop();
+  dm_trace_sample_all("exit");
 }
 
 static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
-static void arm(void) { atexit(at_exit_trace); }
+static void arm(void) {
+  atexit(at_exit_trace);
+  if (dm_options()->trace_period) dm_trace_timer_start(dm_options()->trace_period);
+}
 
 void dm_obs_heap_created(CUcontext ctx) {
   if (mode() != 2) return;

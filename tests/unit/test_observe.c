@@ -5,7 +5,8 @@
  * counters could no longer be read (status context_lost, last known
  * counters); the trace file's samples (create, launch with the kernel's
  * name, sync, destroy; none for a launch into a capturing stream); the
- * sampling rule; the option parsers.
+ * periodic sampler thread; the sampling rule; the re-link count; the option
+ * parsers.
  *
  * Runs from the repository root (tests/unit/stats_canon.py). The options are
  * read once per process, so main() sets them before the first test.
@@ -229,6 +230,34 @@ static void t_relinked_count(void **st) {
   assert_int_equal(r.relinked_modules, n0 + 1);
 }
 
+/* ---- trace_timer.c ---- */
+static int count_in_file(const char *path, const char *needle) {
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  static char buf[1 << 20];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  int k = 0;
+  for (const char *p = buf; (p = strstr(p, needle)); p++) k++;
+  return k;
+}
+
+static void t_timer(void **st) {
+  g_cur = CTX_B;
+  assert_non_null(dm_ctx_heap(CTX_B));             /* a live context to sample */
+  int before = count_in_file(g_trace, "\"event\":\"timer\"");
+  dm_trace_timer_start(2);
+  dm_trace_timer_start(2);                          /* once: no second thread */
+  usleep(40000);
+  dm_trace_timer_stop();
+  int during = count_in_file(g_trace, "\"event\":\"timer\"") - before;
+  assert_true(during >= 3 && during <= 25);         /* ~20 at 2 ms, with slack */
+  usleep(10000);
+  assert_int_equal(count_in_file(g_trace, "\"event\":\"timer\"") - before, during);  /* stopped */
+  dm_trace_timer_stop();                            /* idempotent */
+}
+
 static void t_due(void **st) {
   const uint64_t ms = 1000000;
   assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1));   /* first one */
@@ -290,7 +319,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_records_parse), cmocka_unit_test(t_exit_and_trace),
     cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_relinked_count),
-    cmocka_unit_test(t_due),
+    cmocka_unit_test(t_timer),             cmocka_unit_test(t_due),
     cmocka_unit_test(t_option_parsers),
   };
   atexit(cleanup);   /* first registered: runs after the shim's exit output */
