@@ -19,6 +19,7 @@
 #                     --sizes 16,64,1K,...
 #     --trace FILE  run the devmalloc variant under the shim with DEVMALLOC_TRACE=FILE
 #                   (heap timeline; plots by `devmalloc report` into DIR/trace-*.png)
+#     --trace-period MS  sampler thread period for --trace (default 5; 0: none)
 #     --nvtx        also DEVMALLOC_NVTX=1 (NVTX ranges for Nsight Systems)
 # Needs a CUDA GPU; without one it says so and exits 2.
 set -uo pipefail
@@ -34,15 +35,17 @@ maxs=4
 wl=init,sizes,scaling,mixed,divergent,churn,graph
 trace=""
 nvtx=0
+tperiod=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
     --workloads) wl=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     --trace) trace=$2; shift 2 ;;
     --nvtx) nvtx=1; shift ;;
+    --trace-period) tperiod=$2; shift 2 ;;
     --app) app=$2; shift 2 ;;
     --pool) pool=1; shift ;;
     --reps) reps=$2; args+=("$1" "$2"); shift 2 ;;
@@ -82,7 +85,8 @@ header="variant,workload,size,threads,kernel,ms,mops,failures,note"
 shim_env=()
 if [ -n "$trace" ]; then
   [ -f "$B/libdevmalloc_preload.so" ] || { echo "bench: $B/libdevmalloc_preload.so missing: run 'make' first" >&2; exit 2; }
-  shim_env=(env "LD_PRELOAD=$PWD/$B/libdevmalloc_preload.so" "DEVMALLOC_TRACE=$trace" "DEVMALLOC_NVTX=$nvtx")
+  shim_env=(env "LD_PRELOAD=$PWD/$B/libdevmalloc_preload.so" "DEVMALLOC_TRACE=$trace" \
+            "DEVMALLOC_TRACE_PERIOD=$tperiod" "DEVMALLOC_NVTX=$nvtx")
 fi
 for v in stock devmalloc; do
   echo "== $v: ab_bench ${args[*]}" >&2
