@@ -9,7 +9,9 @@
  * parsers.
  *
  * Runs from the repository root (tests/unit/stats_canon.py). The options are
- * read once per process, so main() sets them before the first test.
+ * read once per process, so main() sets them before the first test; the
+ * stats format is json unless DEVMALLOC_STATS is set (make check also runs
+ * it with csv and with the text summary).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,21 +151,40 @@ static void t_exit_and_trace(void **st) {
   assert_non_null(dm_ctx_heap(CTX_B));
   dm_ctx_print_stats();
 
-  char *c = canon("json", g_stats);
-  char *a = record(c, 0), *b = record(c, 1);
-  has(a, "record=stats");
-  has(a, "context=1");
-  has(a, "status=context_lost");
-  has(a, "counters=last_known");
-  has(a, "allocs=100");
-  has(a, "bytes_in_use=1600");
-  has(b, "context=2");
-  has(b, "status=live");
-  has(b, "counters=exact");
-  has(b, "allocs=7");
-  has(b, "class0_allocs=7");
-  assert_null(strstr(c + strlen(a) + strlen(b) + 6, "record="));   /* two records only */
-  free(a); free(b); free(c);
+  const char *fmt = getenv("DEVMALLOC_STATS");
+  char *c;
+  if (strcmp(fmt, "json") && strcmp(fmt, "csv")) {   /* the text summary */
+    FILE *f = fopen(g_stats, "r");
+    assert_non_null(f);
+    c = calloc(1, 1 << 16);
+    size_t n = fread(c, 1, (1 << 16) - 1, f);
+    fclose(f);
+    c[n] = 0;
+    if (!strstr(c, "devmalloc: stats: context 1 (device 0, context lost, last known counters): "
+                   "heap 256 MiB, allocs 100,") ||
+        !strstr(c, "devmalloc: stats: context 2 (device 0): heap 256 MiB, allocs 7,") ||
+        strstr(c, "no heap was created"))
+      fail_msg("text summary:\n%s", c);
+    free(c);
+  } else {
+    c = canon(fmt, g_stats);
+    char *a = record(c, 0), *b = record(c, 1);
+    has(a, "context=1");
+    has(a, "status=context_lost");
+    has(a, "counters=last_known");
+    has(a, "allocs=100");
+    has(a, "bytes_in_use=1600");
+    has(b, "context=2");
+    has(b, "status=live");
+    has(b, "counters=exact");
+    has(b, "allocs=7");
+    has(b, "class0_allocs=7");
+    int nrec = 0;
+    for (const char *p = c; (p = strstr(p, "--\n")); p += 3) nrec++;
+    assert_int_equal(nrec, 2);
+    if (!strcmp(fmt, "json")) has(a, "record=stats");
+    free(a); free(b); free(c);
+  }
 
   c = canon("json", g_trace);
   static const char *const ev[] = {"record=trace", "event=create", "event=launch",
@@ -304,7 +325,7 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   snprintf(g_stats, sizeof g_stats, "%s/stats.jsonl", g_dir);
   snprintf(g_trace, sizeof g_trace, "%s/trace.jsonl", g_dir);
-  setenv("DEVMALLOC_STATS", "json", 1);
+  setenv("DEVMALLOC_STATS", "json", 0);   /* check_observe_formats runs csv and text too */
   setenv("DEVMALLOC_STATS_FILE", g_stats, 1);
   setenv("DEVMALLOC_TRACE", g_trace, 1);
   setenv("DEVMALLOC_TRACE_INTERVAL", "0", 1);
