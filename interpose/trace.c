@@ -119,14 +119,16 @@ static int open_trace(void) {
   g_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (g_fd < 0) {
     g_failed = 1;
+    atomic_store(&g_mode, dm_options()->stats ? 1 : 0);   /* sample no more for it */
     dm_log(DM_LOG_WARN, "warning: cannot open trace file %s: no trace is written", path);
     return -1;
   }
   g_t0 = now_ns();
   int k = snprintf(head, sizeof head,
                    "{\"record\":\"trace\",\"version\":1,\"pid\":%d,\"interval_ms\":%u,"
-                   "\"devmalloc\":\"%s\"}\n",
-                   (int)getpid(), dm_options()->trace_interval, DEVMALLOC_VERSION_STRING);
+                   "\"period_ms\":%u,\"devmalloc\":\"%s\"}\n",
+                   (int)getpid(), dm_options()->trace_interval, dm_options()->trace_period,
+                   DEVMALLOC_VERSION_STRING);
   if (write(g_fd, head, (size_t)k) < 0) {}
   return 0;
 }
