@@ -95,6 +95,7 @@ devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx) {
 
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
+  dm_nvtx_init();   /* the range below is pushed under the lock */
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find_or_add(ctx);
   devmalloc_heap_t *h = NULL;

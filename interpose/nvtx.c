@@ -31,6 +31,8 @@ static int on(void) {
   return g_on;
 }
 
+void dm_nvtx_init(void) { (void)on(); }
+
 /* A range (push) or a marker, with a printf-formatted message. */
 static void event(int range, const char *fmt, va_list ap) {
   char msg[256];

@@ -51,7 +51,10 @@ void     dm_obs_relinked(void);
 uint64_t dm_obs_relinked_count(void);
 
 /* ---- nvtx.c -------------------------------------------------------------- */
-/* Ranges nest per thread; all are no-ops unless DEVMALLOC_NVTX=1. */
+/* Ranges nest per thread; all are no-ops unless DEVMALLOC_NVTX=1. The first
+ * NVTX call loads the profiler's injection library: dm_nvtx_init() does it
+ * where no shim lock is held, before the calls made under one. */
+void dm_nvtx_init(void);
 void dm_nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dm_nvtx_pop(void);
 void dm_nvtx_mark(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
