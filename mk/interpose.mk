@@ -76,9 +76,10 @@ $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats
 
 
 CHECK_BINS += $(SHIM_TEST_BINS)
-# The summary at exit in the other two formats (test_observe reads DEVMALLOC_STATS).
+# The summary at exit in the other two formats, NVTX off once (test_observe
+# reads DEVMALLOC_STATS and DEVMALLOC_NVTX when set).
 $(SHIM_TDIR)/check_observe_formats: $(SHIM_TDIR)/test_observe
-	printf '#!/bin/sh\nset -e\nDEVMALLOC_STATS=csv %s\nDEVMALLOC_STATS=1 %s\n' $< $< > $@ && chmod +x $@
+	printf '#!/bin/sh\nset -e\nDEVMALLOC_STATS=csv DEVMALLOC_NVTX=0 %s\nDEVMALLOC_STATS=1 %s\n' $< $< > $@ && chmod +x $@
 CHECK_BINS += $(SHIM_TDIR)/check_observe_formats
 
 # ---- GPU test programs (built here, run by tests/gpu/cases/50_shim_*.sh) ----

@@ -5,7 +5,8 @@
  * counters could no longer be read (status context_lost, last known
  * counters); the trace file's samples (create, launch with the kernel's
  * name, sync, destroy; none for a launch into a capturing stream); the
- * periodic sampler thread; the sampling rule; the re-link count; the option
+ * periodic sampler thread; NVTX ranges and markers as a profiler sees them
+ * (and none when off); the sampling rule; the re-link count; the option
  * parsers.
  *
  * Runs from the repository root (tests/unit/stats_canon.py). The options are
@@ -15,6 +16,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@
 #include "shim_fake.h"
 #include "obs.h"
 #include "relink.h"
+#define NVTX_NO_IMPL   /* the types a tool sees, not a second NVTX implementation */
+#include <nvtx3/nvToolsExt.h>
 
 #define CTX_A ((CUcontext)0x1000)
 #define CTX_B ((CUcontext)0x2000)
@@ -279,6 +283,63 @@ static void t_timer(void **st) {
   dm_trace_timer_stop();                            /* idempotent */
 }
 
+/* ---- nvtx.c: a static NVTX injection, the way a profiler attaches, records
+ * what the shim emits ---- */
+static char g_nvtx[8192];
+static pthread_mutex_t g_nvtx_mu = PTHREAD_MUTEX_INITIALIZER;
+static void nvtx_log(const char *what, const char *msg) {
+  pthread_mutex_lock(&g_nvtx_mu);
+  size_t n = strlen(g_nvtx);
+  snprintf(g_nvtx + n, sizeof g_nvtx - n, "%s %s\n", what, msg);
+  pthread_mutex_unlock(&g_nvtx_mu);
+}
+static const char *ascii(const nvtxEventAttributes_t *a) {
+  return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : "?";
+}
+static int NVTX_API inj_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  nvtx_log("push", ascii(a));
+  return 0;
+}
+static int NVTX_API inj_pop(nvtxDomainHandle_t d) { nvtx_log("pop", "-"); return 0; }
+static void NVTX_API inj_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
+  nvtx_log("mark", ascii(a));
+}
+static nvtxDomainHandle_t NVTX_API inj_domain(const char *name) {
+  nvtx_log("domain", name);
+  return (nvtxDomainHandle_t)0x77;
+}
+static int NVTX_API inj_init(NvtxGetExportTableFunc_t get) {
+  const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
+  NvtxFunctionTable t;
+  unsigned int n = 0;
+  if (!cb || !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) ||
+      n <= NVTX_CBID_CORE2_DomainCreateA)
+    return 0;
+  *t[NVTX_CBID_CORE2_DomainRangePushEx] = (NvtxFunctionPointer)inj_push;
+  *t[NVTX_CBID_CORE2_DomainRangePop] = (NvtxFunctionPointer)inj_pop;
+  *t[NVTX_CBID_CORE2_DomainMarkEx] = (NvtxFunctionPointer)inj_mark;
+  *t[NVTX_CBID_CORE2_DomainCreateA] = (NvtxFunctionPointer)inj_domain;
+  return 1;
+}
+NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = inj_init;
+
+static void t_nvtx(void **st) {
+  int on = !strcmp(getenv("DEVMALLOC_NVTX"), "1");
+  g_cur = (CUcontext)0x4000;
+  assert_non_null(dm_ctx_heap((CUcontext)0x4000));   /* a range around creation */
+  dm_obs_event(DM_OBS_CACHE_MISS, "app.ptx");          /* a marker */
+  if (!on) {                                           /* DEVMALLOC_NVTX=0: no call at all */
+    assert_string_equal(g_nvtx, "");
+    return;
+  }
+  static const char *const want[] = {
+      "domain devmalloc\n", "push devmalloc: load-time re-link of image ",   /* t_relinked_count */
+      "push devmalloc: create heap (256 MiB, context 2)\npop -\n",
+      "mark devmalloc: re-link cache miss: app.ptx\n"};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    if (!strstr(g_nvtx, want[i])) fail_msg("NVTX lacks '%s'; got:\n%s", want[i], g_nvtx);
+}
+
 static void t_due(void **st) {
   const uint64_t ms = 1000000;
   assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1));   /* first one */
@@ -329,6 +390,7 @@ int main(void) {
   setenv("DEVMALLOC_STATS_FILE", g_stats, 1);
   setenv("DEVMALLOC_TRACE", g_trace, 1);
   setenv("DEVMALLOC_TRACE_INTERVAL", "0", 1);
+  setenv("DEVMALLOC_NVTX", "1", 0);       /* check_observe_formats also runs it off */
   dm_driver_set_library("/nonexistent/libcuda.so.1");   /* keep the fakes */
   dm_drv.cuCtxGetCurrent = fd_get_current;
   dm_drv.cuCtxPushCurrent_v2 = fd_push;
@@ -340,7 +402,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_records_parse), cmocka_unit_test(t_exit_and_trace),
     cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_relinked_count),
-    cmocka_unit_test(t_timer),             cmocka_unit_test(t_due),
+    cmocka_unit_test(t_timer),             cmocka_unit_test(t_nvtx),
+    cmocka_unit_test(t_due),
     cmocka_unit_test(t_option_parsers),
   };
   atexit(cleanup);   /* first registered: runs after the shim's exit output */
