@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# check_report.sh — `devmalloc report` on a recorded trace (a churn workload,
-# tests/unit/fixtures/trace_churn.jsonl, in the shim's trace format) writes a
-# summary and two non-empty PNG files; bad trace files are refused with one
-# clear line and exit status 1, never a Python traceback.
+# check_report.sh — `devmalloc report` on a small trace file writes a summary
+# and two non-empty PNG files; bad trace files are refused with one clear line
+# and exit status 1, never a Python traceback. The fixture
+# (tests/unit/fixtures/trace_churn.jsonl) is synthetic: written by hand in the
+# shim's trace format (docs/stats.md) to look like a sizes + churn run, not
+# recorded on a GPU.
 #   check_report.sh [DEVMALLOC]     (default tools/devmalloc)
 set -u
 dm=${1:-tools/devmalloc}
