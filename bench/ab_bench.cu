@@ -42,6 +42,7 @@ struct opts_t {
   double max_seconds = 4.0; /* per kernel: fewer threads beyond this (noted) */
   std::string workloads = "sizes,scaling,mixed,divergent,churn,graph,util,init";
   std::vector<size_t> sizes;
+  bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
 };
 static opts_t O;
 
@@ -384,7 +385,9 @@ static void wl_util() {
 static void usage() {
   fprintf(stderr,
           "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
-          "                [--workloads list] [--sizes s1,s2,...]\n"
+          "                [--workloads list] [--sizes s1,s2,...] [--shim-heap]\n"
+          "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
+          "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
           "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init\n");
   exit(2);
 }
@@ -411,6 +414,7 @@ int main(int argc, char **argv) {
     else if (a == "--reps") O.reps = atoi(next());
     else if (a == "--max-seconds") O.max_seconds = atof(next());
     else if (a == "--workloads") O.workloads = next();
+    else if (a == "--shim-heap") O.shim_heap = true;
     else if (a == "--sizes") {
       std::string l = next();
       for (size_t p = 0; p < l.size();) {
@@ -435,7 +439,8 @@ int main(int argc, char **argv) {
    * limit (its heap appears at the first launch that uses malloc). */
   float init_ms = timed([&] {
 #ifdef DM_BENCH_DEVMALLOC
-    CK(devmalloc_cuda_init(O.heap));
+    if (O.shim_heap) CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
+    else CK(devmalloc_cuda_init(O.heap));
 #else
     CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
 #endif

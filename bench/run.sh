@@ -17,6 +17,10 @@
 #                     --workloads init,sizes,scaling,mixed,divergent,churn,graph
 #                     (utilization runs after them on a 256 MiB heap)
 #                     --sizes 16,64,1K,...
+#     --trace FILE  run the devmalloc variant under the shim with DEVMALLOC_TRACE=FILE
+#                   (heap timeline; plots by `devmalloc report` into DIR/trace-*.png)
+#     --trace-period MS  sampler thread period for --trace (default 5; 0: none)
+#     --nvtx        also DEVMALLOC_NVTX=1 (NVTX ranges for Nsight Systems)
 # Needs a CUDA GPU; without one it says so and exits 2.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -29,13 +33,19 @@ reps=5
 quick=0
 maxs=4
 wl=init,sizes,scaling,mixed,divergent,churn,graph
+trace=""
+nvtx=0
+tperiod=5
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
     --workloads) wl=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --trace) trace=$2; shift 2 ;;
+    --nvtx) nvtx=1; shift ;;
+    --trace-period) tperiod=$2; shift 2 ;;
     --app) app=$2; shift 2 ;;
     --pool) pool=1; shift ;;
     --reps) reps=$2; args+=("$1" "$2"); shift 2 ;;
@@ -70,11 +80,24 @@ header="variant,workload,size,threads,kernel,ms,mops,failures,note"
 # Phase 1: the throughput workloads, both variants; phase 2: utilization
 # (a 256 MiB heap filled until NULL, as the papers do; bounded in time). Each
 # phase runs stock then devmalloc, so a run cut short still has A/B pairs.
+# With --trace the devmalloc variant runs under the shim, which creates the
+# heap (at the first launch, so "init" then times only the limit call).
+shim_env=()
+if [ -n "$trace" ]; then
+  [ -f "$B/libdevmalloc_preload.so" ] || { echo "bench: $B/libdevmalloc_preload.so missing: run 'make' first" >&2; exit 2; }
+  shim_env=(env "LD_PRELOAD=$PWD/$B/libdevmalloc_preload.so" "DEVMALLOC_TRACE=$trace" \
+            "DEVMALLOC_TRACE_PERIOD=$tperiod" "DEVMALLOC_NVTX=$nvtx")
+fi
 for v in stock devmalloc; do
   echo "== $v: ab_bench ${args[*]}" >&2
-  { echo "$header"; "$B/bench/ab_$v" --workloads "$wl" "${args[@]}"; } >"$out/$v.csv" \
+  run=("$B/bench/ab_$v" --workloads "$wl" "${args[@]}")
+  [ $v = devmalloc ] && [ -n "$trace" ] && run=("${shim_env[@]}" "${run[@]}" --shim-heap)
+  { echo "$header"; "${run[@]}"; } >"$out/$v.csv" \
     || { echo "bench: ab_$v failed" >&2; exit 3; }
 done
+if [ -n "$trace" ]; then
+  bash tools/devmalloc report -o "$out/trace" "$trace" || echo "bench: devmalloc report $trace failed" >&2
+fi
 if [ $quick -eq 0 ] && [[ ",$wl," != *",noutil,"* ]]; then
   for v in stock devmalloc; do
     echo "== $v: utilization" >&2

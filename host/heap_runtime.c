@@ -218,8 +218,13 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *h, devmalloc_stats_t *
   if (!buf) st = DEVMALLOC_ENOMEM;
   else if (copy_from_device(h, buf, h->base + L->astats_off, n) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
   else
-    dm_heap_read_stats(&h->image, (const dm_arena_stats_t *)buf,
-                       (const dm_heap_stats_t *)(buf + (L->hstats_off - L->astats_off)), out);
+  {
+    const dm_heap_stats_t *hs = (const dm_heap_stats_t *)(buf + (L->hstats_off - L->astats_off));
+    dm_heap_read_stats(&h->image, (const dm_arena_stats_t *)buf, hs, out);
+    out->footprint_bytes = hs->footprint;
+    out->mapped_bytes = out->heap_bytes;   /* one fixed allocation */
+    out->growth_events = 0;
+  }
   free(buf);
   pop();
   return st;

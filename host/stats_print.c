@@ -16,8 +16,9 @@ void devmalloc_stats_print(const devmalloc_stats_t *s, void *file, const char *t
           (unsigned long long)s->failures);
   fprintf(f, "  double frees %llu, foreign frees %llu\n", (unsigned long long)s->double_frees,
           (unsigned long long)s->foreign_frees);
-  fprintf(f, "  bytes in use %.3f MiB, peak footprint %.3f MiB, large blocks %llu\n",
-          mib(s->bytes_in_use), mib(s->peak_bytes), (unsigned long long)s->large_allocs);
+  fprintf(f, "  bytes in use %.3f MiB, footprint %.3f MiB, peak footprint %.3f MiB, large blocks %llu\n",
+          mib(s->bytes_in_use), mib(s->footprint_bytes), mib(s->peak_bytes),
+          (unsigned long long)s->large_allocs);
   fprintf(f, "  per size class:");
   int any = 0;
   for (int c = 0; c < DEVMALLOC_NUM_CLASSES; c++) {

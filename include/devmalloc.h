@@ -56,6 +56,9 @@ typedef struct devmalloc_stats {
   uint64_t class_size[DEVMALLOC_NUM_CLASSES];   /* slot size of each slab class */
   uint64_t class_allocs[DEVMALLOC_NUM_CLASSES]; /* successful allocations per class */
   uint64_t large_allocs;    /* successful allocations served by the buddy tree */
+  uint64_t footprint_bytes; /* pool bytes held by slab chunks and large blocks now */
+  uint64_t mapped_bytes;    /* device bytes mapped for the heap (heap_bytes: it does not grow) */
+  uint64_t growth_events;   /* times the heap grew (0: it does not grow) */
 } devmalloc_stats_t;
 
 /* Create a heap of `bytes` device bytes in context `ctx` (NULL: the current

@@ -1,7 +1,12 @@
 /*
  * ctxtab.c — one devmalloc heap per CUDA context: the table ctx -> {limit
  * state, heap}, heap creation with the virtualized size, teardown with a
- * stats snapshot, primary-context retain counts, and the stats summary.
+ * stats snapshot, primary-context retain counts, the counters' sampler
+ * (trace.c) and the stats summary (text, JSON or CSV: docs/stats.md).
+ *
+ * A context whose counters can no longer be read (a device fault such as an
+ * illegal address poisons it; a context destroyed under us) is reported with
+ * its last known counters and the status "context_lost".
  *
  * Heap creation runs with the context current (the caller, bind.c, pushed
  * it) and with the thread's stream-capture mode relaxed (also the caller).
@@ -10,9 +15,11 @@
  * primary counts; it is held across heap creation so that two threads never
  * create two heaps for one context. It is never held while calling a hooked
  * entry point, and the host runtime reaches the driver through forwarders,
- * not hooks, so no hook can re-enter it.
+ * not hooks, so no hook can re-enter it. It may be held while calling
+ * dm_trace_record (trace.c never calls back into this file with its lock).
  */
 #include "shim.h"
+#include "obs.h"
 #include "pool_hooks.h"
 
 #include <pthread.h>
@@ -29,11 +36,13 @@ typedef struct dm_ctxent {
   int failed;                 /* creation failed: do not retry */
   int device;
   unsigned long long id;      /* cuCtxGetId, for messages */
-  int has_last;               /* stats read just before a possible destroy */
+  int has_last;               /* last counters read successfully */
+  int lost;                   /* a read failed: the counters are gone */
+  int released;               /* read before the primary context's last release */
   devmalloc_stats_t last;
 } dm_ctxent_t;
 
-typedef struct { unsigned long long id; int device; size_t bytes; devmalloc_stats_t s; } dm_snap_t;
+typedef dm_stats_rec_t dm_snap_t;   /* a torn-down context's final record */
 typedef struct { CUdevice dev; CUcontext ctx; int count; } dm_primary_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -98,6 +107,7 @@ static void apply_min_block(devmalloc_heap_t *h, const dm_options_t *o, unsigned
 
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
+  dm_nvtx_init();   /* the range below is pushed under the lock */
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find_or_add(ctx);
   devmalloc_heap_t *h = NULL;
@@ -111,7 +121,9 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   CUdevice dev = -1;
   if (dm_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) e->device = dev;
   (void)dm_drv.cuCtxGetId(ctx, &e->id);
+  dm_nvtx_push("devmalloc: create heap (%zu MiB, context %llu)", bytes >> 20, e->id);
   devmalloc_status_t st = dm_heap_ops->create(ctx, bytes, &h);
+  dm_nvtx_pop();
   if (st != DEVMALLOC_OK || !h) {
     e->failed = 1;
     h = NULL;
@@ -131,6 +143,7 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   }
   pthread_mutex_unlock(&g_lock);
   if (h && o->stats) arm_stats_once();
+  if (h) dm_obs_heap_created(ctx);
   return h;
 }
 
@@ -155,24 +168,59 @@ int dm_ctx_limit_get(CUcontext ctx, size_t *out) {
   return 1;
 }
 
-static void keep_snapshot(const dm_ctxent_t *e, const devmalloc_stats_t *s) {
+/* The record of e from counters s (NULL: none were ever read). */
+static dm_stats_rec_t record_of(const dm_ctxent_t *e, const devmalloc_stats_t *s,
+                                dm_rec_status_t st, dm_rec_counters_t c) {
+  dm_stats_rec_t r = {e->id, e->device, st, s ? c : DM_REC_NONE, dm_obs_relinked_count(), {0}};
+  if (s) r.s = *s;
+  else r.s.heap_bytes = r.s.mapped_bytes = e->limit.heap_bytes;   /* what was asked for */
+  return r;
+}
+
+/* Read e's counters now; on failure the last known ones, status lost. */
+static dm_stats_rec_t read_rec(dm_ctxent_t *e, dm_rec_status_t ok_status) {
+  devmalloc_stats_t s;
+  if (!e->lost && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
+    e->last = s;
+    e->has_last = 1;
+    e->released = 0;            /* readable: the context is still there */
+    return record_of(e, &s, ok_status, DM_REC_EXACT);
+  }
+  if (!e->lost && !e->released)
+    dm_log(DM_LOG_INFO, "counters of context %llu can no longer be read: reporting the "
+           "last known ones", e->id);
+  e->lost = 1;
+  return record_of(e, e->has_last ? &e->last : NULL,
+                   e->released ? DM_REC_DESTROYED : DM_REC_LOST, DM_REC_LAST_KNOWN);
+}
+
+static void keep_snapshot(const dm_stats_rec_t *r) {
   dm_snap_t *n = realloc(g_snaps, (g_nsnaps + 1) * sizeof *n);
   if (!n) return;
   g_snaps = n;
-  g_snaps[g_nsnaps++] = (dm_snap_t){e->id, e->device, e->limit.heap_bytes, *s};
+  g_snaps[g_nsnaps++] = *r;
 }
 
-static void snapshot(dm_ctxent_t *e) {
-  devmalloc_stats_t s;
-  if (dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) keep_snapshot(e, &s);
-  else if (e->has_last) keep_snapshot(e, &e->last);
+int dm_ctx_sample(CUcontext ctx, dm_stats_rec_t *out) {
+  int rc = -1;
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  if (e && e->heap) {
+    *out = read_rec(e, DM_REC_LIVE);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
 }
 
 void dm_ctx_snapshot(CUcontext ctx) {
-  if (!dm_options()->stats) return;
+  if (!dm_obs_sampling()) return;
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find(ctx);
-  if (e && e->heap && dm_heap_ops->stats(e->heap, &e->last) == DEVMALLOC_OK) e->has_last = 1;
+  if (e && e->heap) {
+    (void)read_rec(e, DM_REC_LIVE);
+    e->released = !e->lost;
+  }
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -180,15 +228,24 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find(ctx);
   if (e) {
-    if (e->heap && alive) {
-      if (dm_options()->stats) snapshot(e);
-      devmalloc_status_t st = dm_heap_ops->destroy(e->heap);
-      dm_log(DM_LOG_INFO, "heap of context %llu destroyed%s", e->id,
-             st == DEVMALLOC_OK ? "" : " (with errors)");
-    } else if (e->heap) {
-      /* the context, and the heap's device memory with it, are gone */
-      if (e->has_last) keep_snapshot(e, &e->last);
-      dm_log(DM_LOG_INFO, "context %llu is gone; its heap is forgotten", e->id);
+    if (e->heap && dm_obs_sampling()) {
+      /* alive: read now, then free the heap; gone: its device memory went
+       * with the context, only the last known counters are left */
+      dm_stats_rec_t r =
+          alive ? read_rec(e, DM_REC_DESTROYED)
+                : record_of(e, e->has_last ? &e->last : NULL,
+                            e->lost ? DM_REC_LOST : DM_REC_DESTROYED, DM_REC_LAST_KNOWN);
+      keep_snapshot(&r);
+      dm_trace_record(&r, "destroy");
+    }
+    if (e->heap) {
+      if (alive) {
+        devmalloc_status_t st = dm_heap_ops->destroy(e->heap);
+        dm_log(DM_LOG_INFO, "heap of context %llu destroyed%s", e->id,
+               st == DEVMALLOC_OK ? "" : " (with errors)");
+      } else {
+        dm_log(DM_LOG_INFO, "context %llu is gone; its heap is forgotten", e->id);
+      }
     }
     *e = g_ents[--g_n];
   }
@@ -247,47 +304,80 @@ void dm_ctx_reset_for_tests(void) {
 }
 
 /* --- stats at exit ------------------------------------------------------- */
-/* "heap N MiB" is the size the shim asked for (limit / env / default). */
-static void print_one(FILE *f, unsigned long long id, int dev, size_t bytes,
-                      const devmalloc_stats_t *s, const char *state) {
+static void print_text(FILE *f, const dm_stats_rec_t *r) {
+  const devmalloc_stats_t *s = &r->s;
+  const char *state = r->status == DM_REC_DESTROYED ? ", destroyed"
+                      : r->status == DM_REC_LOST    ? ", context lost" : "";
+  if (r->counters == DM_REC_NONE) {
+    fprintf(f, "devmalloc: stats: context %llu (device %d%s): heap %llu MiB, "
+            "no counters could be read\n", r->ctx_id, r->device, state,
+            (unsigned long long)(s->heap_bytes >> 20));
+    return;
+  }
   fprintf(f,
-          "devmalloc: stats: context %llu (device %d%s): heap %llu MiB, allocs %llu, "
+          "devmalloc: stats: context %llu (device %d%s%s): heap %llu MiB, allocs %llu, "
           "frees %llu, failures %llu, peak %llu bytes, large %llu\n",
-          id, dev, state, (unsigned long long)(bytes >> 20),
+          r->ctx_id, r->device, state,
+          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "",
+          (unsigned long long)(s->heap_bytes >> 20),
           (unsigned long long)s->allocs, (unsigned long long)s->frees,
           (unsigned long long)s->failures, (unsigned long long)s->peak_bytes,
           (unsigned long long)s->large_allocs);
   char title[96];
-  snprintf(title, sizeof title, "devmalloc context %llu (device %d)", id, dev);
+  snprintf(title, sizeof title, "devmalloc context %llu (device %d)", r->ctx_id, r->device);
   dm_heap_ops->stats_print(s, f, title);
-  fflush(f);
 }
 
-void dm_ctx_print_stats(void) {
-  int fd = dup(dm_log_fd());
-  FILE *f = fd >= 0 ? fdopen(fd, "a") : NULL;
-  if (!f) return;
-  pthread_mutex_lock(&g_lock);
-  for (size_t i = 0; i < g_nsnaps; i++)
-    print_one(f, g_snaps[i].id, g_snaps[i].device, g_snaps[i].bytes, &g_snaps[i].s, ", destroyed");
-  for (size_t i = 0; i < g_n; i++) {
-    dm_ctxent_t *e = &g_ents[i];
-    if (!e->heap) continue;
-    devmalloc_stats_t s;
-    CUcontext prev = NULL;
-    int pushed = dm_drv.cuCtxPushCurrent_v2(e->ctx) == CUDA_SUCCESS;
-    devmalloc_status_t st = dm_heap_ops->stats(e->heap, &s);
-    if (pushed) dm_drv.cuCtxPopCurrent_v2(&prev);
-    if (st == DEVMALLOC_OK) print_one(f, e->id, e->device, e->limit.heap_bytes, &s, "");
-    else if (e->has_last) print_one(f, e->id, e->device, e->limit.heap_bytes, &e->last, ", before release");
-    else fprintf(f, "devmalloc: stats: context %llu (device %d): unavailable: %s\n",
-                 e->id, e->device, dm_heap_ops->status_string(st));
+/* Write recs in the chosen format to DEVMALLOC_STATS_FILE or the log. */
+static void emit(const dm_stats_rec_t *recs, size_t n, int with_pool) {
+  const dm_options_t *o = dm_options();
+  FILE *f = NULL;
+  if (o->stats_file && !(f = fopen(o->stats_file, "w")))
+    dm_log(DM_LOG_WARN, "warning: cannot write DEVMALLOC_STATS_FILE=%s: stats go to the log",
+           o->stats_file);
+  if (!f) {
+    int fd = dup(dm_log_fd());
+    if (fd < 0 || !(f = fdopen(fd, "a"))) {
+      if (fd >= 0) close(fd);
+      return;
+    }
   }
-  if (!g_nsnaps && !g_n) fprintf(f, "devmalloc: stats: no heap was created\n");
-  pthread_mutex_unlock(&g_lock);
-  dm_pool_print_stats(f);
+  char line[DM_REC_MAX];
+  if (o->stats == DM_STATS_CSV && dm_rec_csv_header(line, sizeof line) > 0)
+    fprintf(f, "%s\n", line);
+  for (size_t i = 0; i < n; i++) {
+    if (o->stats == DM_STATS_JSON && dm_rec_json(line, sizeof line, &recs[i], "\"record\":\"stats\"") > 0)
+      fprintf(f, "%s\n", line);
+    else if (o->stats == DM_STATS_CSV && dm_rec_csv_row(line, sizeof line, &recs[i]) > 0)
+      fprintf(f, "%s\n", line);
+    else if (o->stats == DM_STATS_TEXT)
+      print_text(f, &recs[i]);
+  }
+  if (!n && o->stats == DM_STATS_TEXT) fprintf(f, "devmalloc: stats: no heap was created\n");
+  fflush(f);
+  if (with_pool && o->stats == DM_STATS_TEXT) dm_pool_print_stats(f);
   fclose(f);
 }
+
+static void print_all(int with_pool) {
+  pthread_mutex_lock(&g_lock);
+  dm_stats_rec_t *recs = malloc((g_nsnaps + g_n + 1) * sizeof *recs);
+  size_t n = 0;
+  for (size_t i = 0; recs && i < g_nsnaps; i++) recs[n++] = g_snaps[i];
+  for (size_t i = 0; recs && i < g_n; i++) {
+    dm_ctxent_t *e = &g_ents[i];
+    if (!e->heap) continue;
+    CUcontext prev = NULL;
+    int pushed = !e->lost && dm_drv.cuCtxPushCurrent_v2(e->ctx) == CUDA_SUCCESS;
+    recs[n++] = read_rec(e, DM_REC_LIVE);
+    if (pushed) dm_drv.cuCtxPopCurrent_v2(&prev);
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (recs) emit(recs, n, with_pool);
+  free(recs);
+}
+
+void dm_ctx_print_stats(void) { print_all(1); }
 
 static atomic_int g_printed;
 
@@ -297,16 +387,13 @@ static void at_exit_stats(void) {
   dm_ctx_print_stats();
 }
 
-/* A CUDA process that never created a heap still gets its (empty) summary;
- * a process that never used CUDA prints nothing. */
+/* A CUDA process whose summary was not printed at exit (no heap was created,
+ * or none is alive) still gets it; a process that never used CUDA prints
+ * nothing. */
 __attribute__((destructor)) static void dm_stats_fini(void) {
   if (!dm_driver_used() || !dm_options()->stats || atomic_load(&g_printed)) return;
   atomic_store(&g_printed, 1);
-  int fd = dm_log_fd();
-  static const char msg[] = "devmalloc: stats: no heap was created\n";
-  if (dm_ctx_count() == 0) {
-    if (write(fd, msg, sizeof msg - 1) < 0) return;
-  }
+  if (dm_ctx_count() == 0) print_all(0);   /* touches no driver: no live heap */
 }
 
 static pthread_once_t g_stats_once = PTHREAD_ONCE_INIT;

@@ -16,6 +16,7 @@
  */
 #include "shim.h"
 #include "relink.h"
+#include "obs.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -38,7 +39,9 @@ static const void *maybe_relink(const void *image, dm_has_t has, const void **re
   const void *out = NULL;
   size_t sz = 0;
   dm_tls_busy++;
+  dm_nvtx_push("devmalloc: load-time re-link of image %p", image);
   int r = dm_relink_image(image, &out, &sz, why, whylen);
+  dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) {
     *relinked = out;
@@ -58,7 +61,9 @@ static const void *maybe_relink_file(const char *path, const void **relinked, ch
   const void *out = NULL;
   size_t sz = 0;
   dm_tls_busy++;
+  dm_nvtx_push("devmalloc: load-time re-link of %s", path);
   int r = dm_relink_file(path, &out, &sz, why, whylen);
+  dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) *relinked = out;
   return *relinked;
@@ -70,6 +75,7 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   char label[96];
   snprintf(label, sizeof label, "%s%s%s", how, name ? " " : "", name ? name : "");
   if (has != DM_HAS_NO) dm_candidates_set();
+  if (relinked) dm_obs_relinked();   /* the re-linked image is what loaded */
   dm_owner_lock();
   dm_owner_t *o = dm_owner_get(kind, handle, 1);
   if (o) {

@@ -26,6 +26,9 @@ typedef const char *dm_opt_path_t;          /* NULL when unset */
 typedef enum { DM_JIT_AUTO = 0, DM_JIT_OFF, DM_JIT_FORCE } dm_opt_jit_t;
 typedef enum { DM_OPT_POOL_OFF = 0, DM_OPT_POOL_AUTO, DM_OPT_POOL_BYTES } dm_opt_pool_mode_t;
 typedef struct { dm_opt_pool_mode_t mode; uint64_t bytes; } dm_opt_pool_t;
+/* Observability option types (parsers in options_obs.c). */
+typedef enum { DM_STATS_OFF = 0, DM_STATS_TEXT, DM_STATS_JSON, DM_STATS_CSV } dm_opt_statsfmt_t;
+typedef unsigned dm_opt_ms_t;               /* milliseconds, 0 .. 60000 */
 
 typedef struct dm_options {
 #define DM_OPTION(type, field, env, def, doc) dm_opt_##type##_t field;
@@ -49,6 +52,8 @@ int dm_parse_level(const char *s, dm_opt_level_t *out);
 int dm_parse_path(const char *s, dm_opt_path_t *out);
 int dm_parse_jit(const char *s, dm_opt_jit_t *out);
 int dm_parse_pool(const char *s, dm_opt_pool_t *out);
+int dm_parse_statsfmt(const char *s, dm_opt_statsfmt_t *out); /* 0/1/off/on/text/json/csv */
+int dm_parse_ms(const char *s, dm_opt_ms_t *out);
 
 /* Parse the table with a caller's getenv; each malformed value calls
  * warn(env, value) once and keeps the default. Used by dm_options() and tests. */

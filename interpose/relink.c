@@ -29,6 +29,7 @@
 #include "decompress.h"
 #include "fatbin.h"
 #include "jit_link.h"
+#include "obs_event.h"
 #include "options.h"
 #include "ptx_scan.h"
 #include "relink_err.h"
@@ -248,6 +249,7 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
         void *img;
         size_t sz;
         if (dm_cache_get(cache, &key, &img, &sz, note, sizeof note) == 1) {
+            if (dm_obs_event) dm_obs_event(DM_OBS_CACHE_HIT, label);
             if (opts.verbose)
                 fprintf(stderr, "devmalloc: jit: %s: compute_%u PTX re-linked with devmalloc "
                         "(cache hit, %.1f ms, %zu bytes)\n", label, ptx_arch, now_ms() - t0, sz);
@@ -256,6 +258,7 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
             return 1;
         }
     }
+    if (cache && dm_obs_event) dm_obs_event(DM_OBS_CACHE_MISS, label);
     size_t dlen = dm_ptx_len;
     char *dptx = devmalloc_ptx_for(ptx_arch, &dlen);
     dm_jit_input_t in[2] = {

@@ -15,11 +15,13 @@ SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
 SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
-                 image_scan limit log options owners state
+                 image_scan limit log options owners state \
+                 hook_sync nvtx options_obs stats_rec trace trace_timer
 SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
-                 interpose/pool_hooks.h include/devmalloc.h
+                 interpose/pool_hooks.h include/devmalloc.h \
+                 interpose/obs.h interpose/obs_event.h interpose/stats_rec.h
 SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
 # Parts linked in (optional: a part that is not in the tree is left out and
 # the weak fallbacks of interpose/fallbacks.c stand in).
@@ -67,13 +69,18 @@ $(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/heap_ops.o,$(SHIM_OBJS)) | $(SHIM_TDI
 	rm -f $@ && ar rcs $@ $^
 SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
-SHIM_TESTS := options hooks shim_core
+SHIM_TESTS := options hooks shim_core observe
 SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
-$(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h $(SHIM_TEST_LIB) $(SHIM_HDRS)
+$(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats_canon.py $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
 
 
 CHECK_BINS += $(SHIM_TEST_BINS)
+# The summary at exit in the other two formats, NVTX off once (test_observe
+# reads DEVMALLOC_STATS and DEVMALLOC_NVTX when set).
+$(SHIM_TDIR)/check_observe_formats: $(SHIM_TDIR)/test_observe
+	printf '#!/bin/sh\nset -e\nDEVMALLOC_STATS=csv DEVMALLOC_NVTX=0 %s\nDEVMALLOC_STATS=1 %s\n' $< $< > $@ && chmod +x $@
+CHECK_BINS += $(SHIM_TDIR)/check_observe_formats
 
 # ---- GPU test programs (built here, run by tests/gpu/cases/50_shim_*.sh) ----
 SHIM_GPU := $(BUILD)/gpu/shim

@@ -12,6 +12,8 @@
 static atomic_int fk_creates, fk_binds_mod, fk_binds_lib, fk_destroys;
 static size_t fk_last_bytes;
 static int fk_create_fails;
+static int fk_stats_fails;        /* the heap's counters can no longer be read */
+static uint64_t fk_allocs = 42;   /* what the next read reports */
 
 struct devmalloc_heap { CUcontext ctx; size_t bytes; };
 
@@ -34,9 +36,13 @@ static devmalloc_status_t fk_bind_lib(devmalloc_heap_t *h, CUlibrary l) {
   return DEVMALLOC_OK;
 }
 static devmalloc_status_t fk_stats(devmalloc_heap_t *h, devmalloc_stats_t *s) {
+  if (fk_stats_fails) return DEVMALLOC_ECUDA;
   memset(s, 0, sizeof *s);
-  s->heap_bytes = h->bytes;
-  s->allocs = 42;
+  s->heap_bytes = s->mapped_bytes = h->bytes;
+  s->allocs = fk_allocs;
+  s->bytes_in_use = fk_allocs * 16;
+  for (int c = 0; c < DEVMALLOC_NUM_CLASSES; c++) s->class_size[c] = 16u << (c / 2);
+  s->class_allocs[0] = fk_allocs;
   return DEVMALLOC_OK;
 }
 static devmalloc_status_t fk_destroy(devmalloc_heap_t *h) {
@@ -60,6 +66,8 @@ const dm_heap_ops_t *dm_heap_ops = &fk_ops;
 __attribute__((unused)) static void fk_reset(void) {
   fk_creates = fk_binds_mod = fk_binds_lib = fk_destroys = 0;
   fk_create_fails = 0;
+  fk_stats_fails = 0;
+  fk_allocs = 42;
   fk_last_bytes = 0;
 }
 #endif
