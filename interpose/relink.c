@@ -33,7 +33,10 @@
 #include "ptx_scan.h"
 #include "relink_err.h"
 #include "devmalloc.h"
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -368,35 +371,68 @@ int dm_relink_image(const void *image, const void **out, size_t *out_size,
     return relink_buffer(image, 0, label, out, out_size, why, whylen);
 }
 
+int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                    size_t *out_size, char *why, size_t whylen)
+{
+    char label[48];
+    snprintf(label, sizeof label, "module %p", image);
+    if (!body || !len)
+        return dm_fail(0, why, whylen, "%s: no image", label);
+    return relink_buffer(body, len, label, out, out_size, why, whylen);
+}
+
+/* Read all of a module file into a NUL-terminated buffer: regular files only
+ * (opened O_NONBLOCK, so a FIFO cannot block us), at most DM_IMAGE_MAX bytes,
+ * and nothing past the first bytes when they are no image format. */
+static char *read_module_file(const char *path, size_t *len, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    char *buf = NULL;
+    if (fd < 0) {
+        dm_fail(0, why, whylen, "%s: cannot open", path);
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        dm_fail(0, why, whylen, "%s: not a regular file", path);
+    } else if ((uint64_t)st.st_size > DM_IMAGE_MAX) {
+        dm_fail(0, why, whylen, "%s: %lld bytes exceed the image limit %zu", path,
+                (long long)st.st_size, (size_t)DM_IMAGE_MAX);
+    } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+        dm_fail(0, why, whylen, "%s: out of memory", path);
+    } else {
+        size_t want = (size_t)st.st_size, n = 0;
+        while (n < want) {
+            ssize_t r = read(fd, buf + n, want - n);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            n += (size_t)r;
+            if (n >= 4 && dm_image_kind(buf, n) == DM_IMG_UNKNOWN)
+                break;   /* no image: read no further */
+        }
+        int known = dm_image_kind(buf, n) != DM_IMG_UNKNOWN;
+        if (n < want || !known) {
+            dm_fail(0, why, whylen, known ? "%s: cannot read" : "%s: unknown image format", path);
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = 0;   /* PTX files: text must end */
+            *len = n;
+        }
+    }
+    close(fd);
+    return buf;
+}
+
 int dm_relink_file(const char *path, const void **out, size_t *out_size,
                    char *why, size_t whylen)
 {
-    FILE *f = fopen(path, "rbe");
-    if (!f)
-        return dm_fail(0, why, whylen, "%s: cannot open", path);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap || cap >= DM_IMAGE_MAX)
-            break;
-        char *nb = realloc(buf, cap * 2 + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        free(buf);
-        return dm_fail(0, why, whylen, "%s: cannot read", path);
-    }
-    buf[n] = 0;   /* PTX files: text must end */
+    size_t n = 0;
+    char *buf = read_module_file(path, &n, why, whylen);
+    if (!buf)
+        return 0;
     int r = relink_buffer(buf, n, path, out, out_size, why, whylen);
     free(buf);
     return r;

@@ -19,6 +19,13 @@
 
 int  dm_relink_image(const void *image, const void **out, size_t *out_size,
                      char *why, size_t whylen);
+/* The same for an image the caller has delimited: `body` (the fatbin a
+ * registration wrapper points to, or `image` itself) holds `len` readable
+ * bytes; `image` only names the module in messages. The shim's load hooks use
+ * this, after interpose/image_bound.c; dm_relink_image() takes the image's
+ * own header sizes on trust and is for images the caller built. */
+int  dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                     size_t *out_size, char *why, size_t whylen);
 /* Read a module file (cuModuleLoad / cuLibraryLoadFromFile) and re-link it. */
 int  dm_relink_file(const char *path, const void **out, size_t *out_size,
                     char *why, size_t whylen);

@@ -15,11 +15,11 @@ SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
 SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
-                 image_scan limit log options owners state
+                 image_bound image_scan limit log options owners state
 SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
-                 interpose/pool_hooks.h include/devmalloc.h
+                 interpose/pool_hooks.h interpose/relink_err.h include/devmalloc.h
 SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
 # Parts linked in (optional: a part that is not in the tree is left out and
 # the weak fallbacks of interpose/fallbacks.c stand in).
@@ -72,6 +72,11 @@ SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
 $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
 
+# The pre-scan alone, from source, under ASan and UBSan (hostile unsized images).
+IMAGE_SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
+$(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< $(IMAGE_SCAN_SRCS) -o $@ -lcmocka
+SHIM_TEST_BINS += $(SHIM_TDIR)/test_image_bound
 
 CHECK_BINS += $(SHIM_TEST_BINS)
 
