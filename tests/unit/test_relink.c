@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <cuda.h>
 #include "fatbin.h"
@@ -260,12 +262,64 @@ static void test_fallbacks(void **state)
     free(b);
 }
 
+/* Files that are not module images: refused without reading them through,
+ * and without blocking on a FIFO. */
+static void test_odd_files(void **state)
+{
+    (void)state;
+    const void *out = NULL;
+    size_t sz;
+    char why[300];
+    assert_int_equal(dm_relink_file("/dev/zero", &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not a regular file"));
+    char dir[] = "/tmp/dm_relink_XXXXXX", path[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(20);
+    assert_int_equal(dm_relink_file(path, &out, &sz, why, sizeof why), 0);
+    alarm(0);
+    assert_non_null(strstr(why, "not a regular file"));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/zeros", dir);   /* a big file of no format */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), 64 << 20), 0);
+    fclose(f);
+    assert_int_equal(dm_relink_file(path, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "unknown image format"));
+    unlink(path);
+    assert_int_equal(dm_relink_file(dir, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not a regular file"));
+    rmdir(dir);
+    assert_null(out);
+}
+
+/* The shim's path: an image delimited by the caller. */
+static void test_sized(void **state)
+{
+    (void)state;
+    const void *out = NULL;
+    size_t len, sz;
+    char why[300];
+    unsigned char *b = fx_read("malloc_default.fatbin", &len);
+    assert_int_equal(dm_relink_sized(b, b, len, &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    /* a size shorter than the fatbin declares is corrupt, not read past */
+    assert_int_equal(dm_relink_sized(b, b, len / 2, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "corrupt fatbin"));
+    assert_int_equal(dm_relink_sized(b, NULL, 0, &out, &sz, why, sizeof why), 0);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_relink_and_cache),
         cmocka_unit_test(test_pick_arch),
         cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_odd_files),
+        cmocka_unit_test(test_sized),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
