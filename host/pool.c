@@ -270,6 +270,9 @@ int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
   size_t granule = cfg->granule ? cfg->granule : DM_POOL_DEFAULT_GRANULE;
   if (!is_pow2(align) || align < DM_POOL_MIN_ALIGN || granule % align)
     return DM_POOL_EINVAL;
+  /* Sizes are rounded up to the granule: one that would wrap is refused. */
+  if (cfg->initial_bytes > SIZE_MAX - granule || cfg->grow_bytes > SIZE_MAX - granule)
+    return DM_POOL_EINVAL;
   dm_pool_t *p = calloc(1, sizeof *p);
   if (!p) return DM_POOL_ENOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0) {

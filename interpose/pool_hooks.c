@@ -75,6 +75,7 @@ static struct {
   _Atomic int mode;      /* dm_pool_mode_t */
   _Atomic size_t bytes;
   _Atomic int sync_free;
+  _Atomic int create_warned;
   _Atomic(dm_real_mem_free_fn) seen_free;
   _Atomic(dm_real_mem_get_info_fn) seen_get_info;
 #define DM_POOL_HOOK_ATOMIC(name, doc) _Atomic uint64_t name;
@@ -233,6 +234,10 @@ static ctx_pool_t *get_pool(CUcontext ctx, int create) {
         g.pools = cp;
         COUNT(pools_created);
       } else {
+        if (!atomic_exchange(&g.create_warned, 1))
+          fprintf(stderr, "devmalloc pool: a pool of %zu bytes cannot be made (the size "
+                  "rounds past the address space); cuMemAlloc goes to the driver\n",
+                  (size_t)cfg.initial_bytes);
         free(cp);
         cp = NULL;
       }

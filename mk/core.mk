@@ -28,4 +28,8 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURE) tests/unit/*.h $(CORE
 $(BUILD)/tests/test_stress_tsan: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
 	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -DSTRESS_SCALE=8 $< $(UNIT_FIXTURE) -o $@ $(CORE_TSAN_LIB) -lcmocka -lpthread
 
-CHECK_BINS += $(CORE_TEST_BINS) $(BUILD)/tests/test_stress_tsan
+# The layout at its size limits, under UBSan and ASan (layout.c from source).
+$(BUILD)/tests/test_layout_bounds: tests/unit/test_layout_bounds.c device/layout.c device/*.h $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< device/layout.c -o $@ $(CORE_LIB) -lcmocka
+
+CHECK_BINS += $(CORE_TEST_BINS) $(BUILD)/tests/test_stress_tsan $(BUILD)/tests/test_layout_bounds
