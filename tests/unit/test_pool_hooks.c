@@ -33,6 +33,9 @@ static int nrec;
 static size_t rnd(size_t b) { return (b + 65535) / 65536 * 65536; }
 static CUresult f_ctx_get(CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
 static CUresult f_sync(void) { n_sync++; return CUDA_SUCCESS; }
+static _Thread_local CUcontext pushed_over;
+static CUresult f_push(CUcontext c) { pushed_over = cur_ctx; cur_ctx = c; return CUDA_SUCCESS; }
+static CUresult f_pop(CUcontext *c) { *c = cur_ctx; cur_ctx = pushed_over; return CUDA_SUCCESS; }
 static CUresult f_alloc(CUdeviceptr *p, size_t b) {
   n_real_alloc++;
   last_real_alloc = b;
@@ -90,7 +93,8 @@ static void reset(const char *mode, int sync, uint64_t capacity) {
 static int setup(void **st) {
   (void)st;
   dm_pool_driver_t d = {.ctx_get_current = f_ctx_get, .ctx_synchronize = f_sync,
-                        .mem_get_info = f_info, .mem_free = f_free};
+                        .mem_get_info = f_info, .mem_free = f_free,
+                        .ctx_push_current = f_push, .ctx_pop_current = f_pop};
   dm_pool_hooks_set_driver(&d);
   return 0;
 }
