@@ -49,6 +49,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +100,25 @@ static _Thread_local int tl_in_pool;
 /* ---- options ----------------------------------------------------------- */
 
 /* Where options are read when the shim's table is not linked in. */
-static const char *option_value(const char *name) { return getenv(name); }
+static const char *option_value(const char *name) { return secure_getenv(name); }
+
+/* Messages go through the shim's log (interpose/log.c) when it is linked
+ * in, else to stderr (the pool's own tests and benchmark). */
+#pragma weak dm_log
+void dm_log(int level, const char *fmt, ...);
+
+__attribute__((format(printf, 1, 2)))
+static void warn(const char *fmt, ...) {
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (dm_log)
+    dm_log(0 /* DM_LOG_WARN */, "%s", line);
+  else
+    fprintf(stderr, "devmalloc: %s\n", line);
+}
 
 static int apply_config(const char *value, int sync_free) {
   dm_pool_mode_t mode = DM_POOL_MODE_OFF;
@@ -128,9 +147,7 @@ static void init_once(void) {
   const char *s = option_value("DEVMALLOC_HOST_POOL_SYNC");
   int sync = !(s && (s[0] == '0' || !strcmp(s, "off") || !strcmp(s, "no")));
   if (apply_config(v, sync) != DM_POOL_OK)
-    fprintf(stderr,
-            "devmalloc: DEVMALLOC_HOST_POOL=\"%s\" is not <bytes>|auto|off; "
-            "host pool off\n", v);
+    warn("DEVMALLOC_HOST_POOL=\"%s\" is not <bytes>|auto|off; host pool off", v);
 }
 
 int dm_pool_hooks_enabled(void) {
@@ -269,9 +286,8 @@ static ctx_pool_t *new_pool_locked(CUcontext ctx) {
   cp->refs = 1;
   if (dm_pool_create(&cfg, &src, &cp->pool) != DM_POOL_OK) {
     if (!atomic_exchange(&g.create_warned, 1))
-      fprintf(stderr, "devmalloc pool: a pool of %zu bytes cannot be made (the size "
-              "rounds past the address space); cuMemAlloc goes to the driver\n",
-              (size_t)cfg.initial_bytes);
+      warn("pool: a pool of %zu bytes cannot be made (the size rounds past the address "
+           "space); cuMemAlloc goes to the driver", (size_t)cfg.initial_bytes);
     free(cp);
     return NULL;
   }
@@ -384,10 +400,8 @@ CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free) {
     CUresult r = real_free(dptr);
     if (r == CUDA_ERROR_INVALID_VALUE) {
       COUNT(foreign_frees);
-      fprintf(stderr,
-              "devmalloc pool: cuMemFree(0x%llx): not from the pool and the "
-              "driver rejects it (foreign or already freed pointer)\n",
-              (unsigned long long)dptr);
+      warn("pool: cuMemFree(0x%llx): not from the pool and the driver rejects it (foreign "
+           "or already freed pointer)", (unsigned long long)dptr);
     }
     return r;
   }

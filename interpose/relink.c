@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,52 @@ static uint8_t dm_ptx_hash[32];
 static size_t dm_ptx_len;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Messages go through the shim's log (interpose/log.c: DEVMALLOC_LOG, levels)
+ * when it is linked in, else to stderr (host tests, tools). */
+#pragma weak dm_log
+void dm_log(int level, const char *fmt, ...);
+enum { SAY_WARN = 0, SAY_INFO = 1 };   /* the shim's DM_LOG_WARN, DM_LOG_INFO */
+
+__attribute__((format(printf, 2, 3)))
+static void say(int level, const char *fmt, ...)
+{
+    char line[PATH_MAX + 512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (dm_log)
+        dm_log(level, "%s", line);
+    else
+        fprintf(stderr, "devmalloc: %s\n", line);
+}
+
+/* DEVMALLOC_CACHE_DIR: surrounding blanks trimmed; "off" (any case) turns the
+ * cache off; anything else must be an absolute path shorter than PATH_MAX,
+ * or the cache is off with a warning (a relative path would land in the
+ * application's working directory, a cut one in another directory). */
+static void cache_dir_option(const char *d, char *out, size_t outlen)
+{
+    out[0] = 0;
+    while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r')
+        d++;
+    size_t n = strlen(d);
+    while (n && (d[n - 1] == ' ' || d[n - 1] == '\t' || d[n - 1] == '\n' || d[n - 1] == '\r'))
+        n--;
+    if (n == 3 && !strncasecmp(d, "off", 3))
+        return;
+    if (!n || d[0] != '/')
+        say(SAY_WARN, "warning: DEVMALLOC_CACHE_DIR=\"%.*s\" is not an absolute path: JIT cache "
+            "disabled", (int)(n < 256 ? n : 256), d);
+    else if (n >= outlen)
+        say(SAY_WARN, "warning: DEVMALLOC_CACHE_DIR is %zu bytes long (limit %zu): JIT cache "
+            "disabled", n, outlen - 1);
+    else {
+        memcpy(out, d, n);
+        out[n] = 0;
+    }
+}
+
 /* The one place options are read: the shim's table (options.h) when it is
  * linked in, else the environment (host tests, tools). */
 #pragma weak dm_options
@@ -75,23 +122,21 @@ static void relink_opts_read(relink_opts_t *o)
         o->verbose = so->verbose;
         d = so->cache_dir;
     } else {
-        const char *j = getenv("DEVMALLOC_JIT");
+        const char *j = secure_getenv("DEVMALLOC_JIT");
         o->jit = JIT_AUTO;
         if (j && (!strcasecmp(j, "off") || !strcmp(j, "0") || !strcasecmp(j, "no")))
             o->jit = JIT_OFF;
         else if (j && !strcasecmp(j, "force"))
             o->jit = JIT_FORCE;
-        const char *v = getenv("DEVMALLOC_VERBOSE");
+        const char *v = secure_getenv("DEVMALLOC_VERBOSE");
         o->verbose = v ? atoi(v) : 0;
-        d = getenv("DEVMALLOC_CACHE_DIR");
+        d = secure_getenv("DEVMALLOC_CACHE_DIR");
     }
     o->cache_dir[0] = 0;
-    if (d && *d) {
-        if (strcasecmp(d, "off") != 0)
-            snprintf(o->cache_dir, sizeof o->cache_dir, "%s", d);
-    } else {
+    if (d && *d)
+        cache_dir_option(d, o->cache_dir, sizeof o->cache_dir);
+    else
         dm_cache_default_dir(o->cache_dir, sizeof o->cache_dir, NULL, 0);
-    }
 }
 
 static void relink_init(void)
@@ -102,7 +147,7 @@ static void relink_init(void)
     if (opts.jit != JIT_OFF && opts.cache_dir[0]) {
         char why[PATH_MAX + 128];
         if (dm_cache_open(opts.cache_dir, &cache, why, sizeof why) < 0)
-            fprintf(stderr, "devmalloc: warning: JIT cache disabled: %s\n", why);
+            say(SAY_WARN, "warning: JIT cache disabled: %s", why);
     }
 }
 
@@ -220,8 +265,8 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
         size_t sz;
         if (dm_cache_get(cache, &key, &img, &sz, note, sizeof note) == 1) {
             if (opts.verbose)
-                fprintf(stderr, "devmalloc: jit: %s: compute_%u PTX re-linked with devmalloc "
-                        "(cache hit, %.1f ms, %zu bytes)\n", label, ptx_arch, now_ms() - t0, sz);
+                say(SAY_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+                    "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, now_ms() - t0, sz);
             *out = img;
             *out_size = sz;
             return 1;
@@ -242,9 +287,9 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
     if (cache)
         cached = dm_cache_put(cache, &key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
     if (opts.verbose)
-        fprintf(stderr, "devmalloc: jit: %s: compute_%u PTX re-linked with devmalloc "
-                "(JIT link %.1f ms, %zu bytes, %s%s%s)\n", label, ptx_arch, jit_ms, sz,
-                cached, show_note ? "; " : "", show_note ? note : "");
+        say(SAY_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+            "(JIT link %.1f ms, %zu bytes, %s%s%s)", label, ptx_arch, jit_ms, sz,
+            cached, show_note ? "; " : "", show_note ? note : "");
     *out = img;
     *out_size = sz;
     return 1;

@@ -10,11 +10,11 @@
 #   make fuzz [FUZZ_TIME=20]          run the libFuzzer target on the fatbin reader
 
 RELINK_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
-               interpose/ptx_scan.c interpose/sha256.c interpose/cache.c \
+               interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c \
                interpose/jit_link.c interpose/relink.c
 # The reader alone (no driver, no embedded PTX): tests, fuzz and inspect use it.
 RELINK_READER_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
-                      interpose/ptx_scan.c interpose/sha256.c interpose/cache.c
+                      interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c
 RELINK_HDRS := $(wildcard interpose/*.h) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
 RELINK_LIB  := $(BUILD)/libdevmalloc_relink.a
@@ -108,6 +108,8 @@ $(RELINK_TDIR)/test_cubin: tests/unit/test_cubin.c tests/unit/relink_test_util.h
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
 $(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
@@ -115,7 +117,7 @@ $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-ins
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
 RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
-                 $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache \
+                 $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
                  $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect
 
 # ---- fuzz target (clang libFuzzer) ----

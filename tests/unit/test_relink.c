@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <cuda.h>
@@ -262,6 +263,43 @@ static void test_fallbacks(void **state)
     free(b);
 }
 
+/* DEVMALLOC_CACHE_DIR values that are no usable absolute path: in a child
+ * (options are read once per process), from an empty working directory. The
+ * cache is off and nothing is created where the application runs. */
+static int cache_dir_value_creates(const char *value)
+{
+    char cwd[300];
+    snprintf(cwd, sizeof cwd, "%s/cwd-XXXXXX", cache_root);
+    assert_non_null(mkdtemp(cwd));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (chdir(cwd) != 0)
+            _exit(2);
+        setenv("DEVMALLOC_CACHE_DIR", value, 1);
+        const void *out = NULL;
+        size_t sz;
+        char why[300];
+        dm_relink_image(".version 9.0\n.target sm_90\n", &out, &sz, why, sizeof why);
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", cwd);
+        _exit(system(cmd) == 0 ? 0 : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void test_cache_dir_values(void **state)
+{
+    (void)state;
+    assert_int_equal(cache_dir_value_creates("off "), 0);
+    assert_int_equal(cache_dir_value_creates(" OFF\t"), 0);
+    assert_int_equal(cache_dir_value_creates("relative/cache"), 0);
+    assert_int_equal(cache_dir_value_creates("  "), 0);
+}
+
 /* Files that are not module images: refused without reading them through,
  * and without blocking on a FIFO. */
 static void test_odd_files(void **state)
@@ -315,6 +353,7 @@ static void test_sized(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cache_dir_values),   /* first: before options are read */
         cmocka_unit_test(test_relink_and_cache),
         cmocka_unit_test(test_pick_arch),
         cmocka_unit_test(test_fallbacks),
