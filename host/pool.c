@@ -289,6 +289,12 @@ int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
   return DM_POOL_OK;
 }
 
+void dm_pool_fork_lock(dm_pool_t *p, int take) {
+  if (take > 0) pthread_mutex_lock(&p->lock);
+  else if (take == 0) pthread_mutex_unlock(&p->lock);
+  else pthread_mutex_init(&p->lock, NULL);
+}
+
 void dm_pool_destroy(dm_pool_t *p) {
   if (!p) return;
   while (p->chunks) {

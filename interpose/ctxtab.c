@@ -44,6 +44,8 @@ static size_t g_nsnaps;
 static dm_primary_t g_prim[64];
 static size_t g_nprim;
 
+void dm_ctx_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_lock, ph); }
+
 static dm_ctxent_t *find(CUcontext ctx) {
   for (size_t i = 0; i < g_n; i++)
     if (g_ents[i].ctx == ctx) return &g_ents[i];

@@ -131,7 +131,26 @@ static int apply_config(const char *value, int sync_free) {
   return DM_POOL_OK;
 }
 
+/* fork(): the list lock, then every pool's lock (the one order), taken
+ * before and released after, in parent and child alike. */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&g.lock);
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) dm_pool_fork_lock(cp->pool, 1);
+}
+
+static void fork_parent(void) {
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) dm_pool_fork_lock(cp->pool, 0);
+  pthread_mutex_unlock(&g.lock);
+}
+
+/* The child's one thread has a new id: the locks are initialized afresh. */
+static void fork_child(void) {
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) dm_pool_fork_lock(cp->pool, -1);
+  pthread_mutex_init(&g.lock, NULL);
+}
+
 static void init_once(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (dm_options) {
     const dm_options_t *o = dm_options();
     int mode = o->host_pool.mode == DM_OPT_POOL_AUTO    ? DM_POOL_MODE_AUTO

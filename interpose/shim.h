@@ -20,6 +20,7 @@
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include "options.h"
 
@@ -103,6 +104,21 @@ int  dm_passthrough(void);
  * launches cost one relaxed atomic load. */
 void dm_candidates_set(void);
 int  dm_candidates(void);
+
+/* ---- fork.c : the shim's locks across fork() ----------------------------- */
+void dm_fork_register(void);          /* once; from the driver's first use */
+/* Each lock's owner: take its lock before a fork, release it after it in the
+ * parent; in the child (a new thread id) the lock is initialized afresh. */
+typedef enum { DM_FORK_TAKE, DM_FORK_PARENT, DM_FORK_CHILD } dm_fork_phase_t;
+void dm_owner_fork(dm_fork_phase_t ph);        /* owners.c: owner lock */
+void dm_ctx_fork(dm_fork_phase_t ph);          /* ctxtab.c */
+void dm_launch_cache_fork(dm_fork_phase_t ph); /* owners.c: launch cache rwlock */
+void dm_graphs_fork(dm_fork_phase_t ph);       /* graphs.c */
+static inline void dm_mutex_fork(pthread_mutex_t *m, dm_fork_phase_t ph) {
+  if (ph == DM_FORK_TAKE) pthread_mutex_lock(m);
+  else if (ph == DM_FORK_PARENT) pthread_mutex_unlock(m);
+  else pthread_mutex_init(m, NULL);
+}
 
 /* ---- image_bound.c : the extent of an image passed without a size -------- */
 /* The image to read (a registration wrapper is followed to its fatbin) and in

@@ -15,7 +15,7 @@ SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
 SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
-                 image_bound image_scan limit log options owners state
+                 fork image_bound image_scan limit log options owners state
 SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
@@ -30,7 +30,8 @@ SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 # libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
 # the one dynamic dependency (the GPU machines have it, DESIGN.md).
 SHIM_STATIC   := -l:libzstd.a -l:liblz4.a -Wl,--as-needed -lelf -Wl,--no-as-needed
-SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,--exclude-libs,ALL \
+# -z nodelete: a dlclose() cannot unmap hooks the application still holds.
+SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--exclude-libs,ALL \
                  -Wl,--version-script=interpose/exports.map -Wl,-soname,libdevmalloc_preload.so
 
 $(SHIM_DIR)/%.o: interpose/%.c $(SHIM_HDRS) | $(SHIM_DIR)/.dir
@@ -67,7 +68,7 @@ $(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/heap_ops.o,$(SHIM_OBJS)) | $(SHIM_TDI
 	rm -f $@ && ar rcs $@ $^
 SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
-SHIM_TESTS := options hooks shim_core log
+SHIM_TESTS := options hooks shim_core log lifecycle
 SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
 $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
@@ -77,6 +78,8 @@ IMAGE_SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
 $(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
 	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< $(IMAGE_SCAN_SRCS) -o $@ -lcmocka
 SHIM_TEST_BINS += $(SHIM_TDIR)/test_image_bound
+# The lifecycle test dlopens the shim itself.
+$(SHIM_TDIR)/test_lifecycle: $(SHIM)
 
 CHECK_BINS += $(SHIM_TEST_BINS)
 

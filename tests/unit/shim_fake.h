@@ -7,6 +7,7 @@
 #define SHIM_FAKE_H
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include "shim.h"
 
 static atomic_int fk_creates, fk_binds_mod, fk_binds_lib, fk_destroys;
