@@ -382,7 +382,17 @@ static int relink_buffer(const void *image, size_t len, const char *label,
         if (pi.target_sm > (unsigned)(t.cc_major * 10 + t.cc_minor))
             return dm_fail(0, why, whylen, "%s: PTX targets sm_%u, device is sm_%d%d", label,
                            pi.target_sm, t.cc_major, t.cc_minor);
-        return relink_ptx_text(label, p, n, pi.target_sm, &u, &t, out, out_size, why, whylen);
+        char *ended = NULL;   /* the linker is given the text with its NUL */
+        if (len && n == len) {
+            if (!(ended = malloc(n + 1)))
+                return dm_fail(0, why, whylen, "%s: out of memory", label);
+            memcpy(ended, p, n);
+            ended[n] = 0;
+            p = ended;
+        }
+        int r = relink_ptx_text(label, p, n, pi.target_sm, &u, &t, out, out_size, why, whylen);
+        free(ended);
+        return r;
     }
 
     dm_fatbin_t fb;

@@ -7,7 +7,7 @@
 #                                    $(RELINK_LDLIBS) after it
 #   $(BUILD)/devmalloc-inspect       the inspect tool (TOOLS)
 # Targets
-#   make fuzz [FUZZ_TIME=20]          run the libFuzzer target on the fatbin reader
+#   make fuzz [FUZZ_TIME=20]          run every libFuzzer target FUZZ_TIME seconds
 
 RELINK_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
                interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c \
@@ -120,29 +120,46 @@ RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
                  $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
                  $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect
 
-# ---- fuzz target (clang libFuzzer) ----
+# ---- fuzz targets (clang libFuzzer) ----
+# One per reader of untrusted bytes: the fatbin/cubin reader (fatbin), the
+# load-time pre-scan of unsized images (prescan), the registration wrapper
+# (wrapper), the re-link input paths (relink) and the cache entry reader
+# (cache_entry). `make check` runs each FUZZ_CHECK_TIME seconds (when clang
+# works); `make fuzz FUZZ_TIME=600` runs each longer. Corpora persist under
+# $(RELINK_DIR)/fuzz/work; crash reproducers land there too.
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20
-FUZZ_BIN := $(RELINK_DIR)/fuzz/fuzz_fatbin
+FUZZ_CHECK_TIME ?= 4
+FUZZ_DIR := $(RELINK_DIR)/fuzz
+FUZZ_TARGETS := fatbin prescan wrapper relink cache_entry
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
               -fno-sanitize-recover=all $(CPPFLAGS) -Iinterpose -DDM_IMAGE_MAX='((size_t)1<<24)'
-$(FUZZ_BIN): tests/fuzz/fuzz_fatbin.c $(RELINK_READER_SRCS) $(RELINK_HDRS) | $(RELINK_DIR)/fuzz/.dir
-	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(RELINK_READER_SRCS) -o $@ $(RELINK_LDLIBS)
-$(RELINK_DIR)/fuzz/corpus/.stamp: $(FIXTURES) | $(RELINK_DIR)/fuzz/.dir
+SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
+FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
+FUZZ_SRCS_prescan := $(SCAN_SRCS)
+FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
+FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
+FUZZ_SRCS_cache_entry := interpose/cache.c interpose/cache_dir.c interpose/sha256.c
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h $(wildcard interpose/*.c) \
+    $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS)
+$(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
 	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@
-# Replay of the seed corpus and saved crashers: in `make check` when clang works.
-$(RELINK_TDIR)/fuzz_replay: $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus/.stamp | $(RELINK_TDIR)/.dir
-	printf '#!/bin/sh\nexec %s -runs=0 %s tests/fuzz/seeds\n' $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus > $@ && chmod +x $@
+FUZZ_RUN = bash tests/fuzz/run_bounded.sh
+# Bounded fuzzing (seeds, saved crashers, then new inputs): in `make check`
+# when clang works.
+$(RELINK_TDIR)/fuzz_check: $(FUZZ_BINS) $(FUZZ_DIR)/corpus/.stamp tests/fuzz/run_bounded.sh | $(RELINK_TDIR)/.dir
+	printf '#!/bin/sh\nexec %s %s %s %s %s\n' "$(FUZZ_RUN)" $(FUZZ_CHECK_TIME) $(FUZZ_DIR)/work \
+	  $(FUZZ_DIR)/corpus "$(FUZZ_BINS)" > $@ && chmod +x $@
 ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
-RELINK_CHECKS += $(RELINK_TDIR)/fuzz_replay
+RELINK_CHECKS += $(RELINK_TDIR)/fuzz_check
 endif
 
 .PHONY: fuzz
-fuzz: $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus/.stamp
-	mkdir -p $(RELINK_DIR)/fuzz/work
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=$(RELINK_DIR)/fuzz/ $(RELINK_DIR)/fuzz/work $(RELINK_DIR)/fuzz/corpus
+fuzz: $(FUZZ_BINS) $(FUZZ_DIR)/corpus/.stamp
+	$(FUZZ_RUN) $(FUZZ_TIME) $(FUZZ_DIR)/work $(FUZZ_DIR)/corpus $(FUZZ_BINS)
 
 CHECK_BINS += $(RELINK_CHECKS)
 
