@@ -3,8 +3,9 @@
 #   tools/setup-deps.sh               install what is missing
 #   tools/setup-deps.sh --if-missing  same, silent when nothing is missing
 set -euo pipefail
-pkgs=(libelf-dev libcmocka-dev libzstd-dev liblz4-dev pkg-config)
-hdrs=(/usr/include/libelf.h /usr/include/cmocka.h /usr/include/zstd.h /usr/include/lz4.h /usr/bin/pkg-config)
+# clang: the libFuzzer targets that `make check` runs for a few seconds each.
+pkgs=(libelf-dev libcmocka-dev libzstd-dev liblz4-dev pkg-config clang)
+hdrs=(/usr/include/libelf.h /usr/include/cmocka.h /usr/include/zstd.h /usr/include/lz4.h /usr/bin/pkg-config /usr/bin/clang)
 missing=()
 for i in "${!pkgs[@]}"; do [ -e "${hdrs[$i]}" ] || missing+=("${pkgs[$i]}"); done
 if [ ${#missing[@]} -eq 0 ]; then

@@ -70,14 +70,10 @@ static void relink(const void *image, const void *body, size_t n)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     relink(data, data, size);
-    unsigned char *p = guarded_copy(data, size);
-    if (!p || !size)
-        return 0;
+    unsigned char *p;
     size_t n;
-    const void *img = dm_image_bound(p, &n);
-    if (img) {
-        guarded_check(img, n);
+    const void *img = guarded_bound(data, size, &p, &n);
+    if (img)
         relink(p, img, n);
-    }
     return 0;
 }

@@ -42,4 +42,22 @@ static void guarded_check(const void *p, size_t n)
         abort();
 }
 
+/* The input as an unsized image, delimited by the pre-scan: the bounded
+ * image and *n (checked to lie in the copy), or NULL; *copy is the copy.
+ * Inputs that start like a registration wrapper are not placed: the pointer
+ * inside would be wild, and ASan's instrumentation faults on memory the
+ * probe rightly finds readable (ASan's own shadow ranges); fuzz_wrapper
+ * covers wrappers with a pointer that stays in range. Needs shim.h. */
+static const void *guarded_bound(const uint8_t *data, size_t size, unsigned char **copy,
+                                 size_t *n)
+{
+    uint32_t magic = 0;
+    memcpy(&magic, data, size < 4 ? size : 4);
+    *copy = magic == 0x466243B1u || !size ? NULL : guarded_copy(data, size);
+    const void *img = *copy ? dm_image_bound(*copy, n) : NULL;
+    if (img)
+        guarded_check(img, *n);
+    return img;
+}
+
 #endif
