@@ -2,10 +2,11 @@
  * relink.h — load-time re-link of unmodified modules with devmalloc (contract
  * between the shim's load hooks and the fatbin/JIT code).
  *
- * The shim's hooks for cuLibraryLoadData, cuModuleLoadData(Ex),
- * cuModuleLoadFatBinary and the file variants call dm_relink_image() with the
- * image they were given (a registration wrapper, a fatbin, a cubin or PTX text)
- * while the caller's context is current. When it returns 1, the shim loads
+ * The shim's hooks for cuLibraryLoadData, cuModuleLoadData(Ex) and
+ * cuModuleLoadFatBinary call dm_relink_sized() with the image they were given
+ * (a fatbin — a registration wrapper's already followed —, a cubin or PTX
+ * text) once interpose/image_bound.c has delimited it; the file variants call
+ * dm_relink_file(). Both run while the caller's context is current. When it returns 1, the shim loads
  * *out instead of the original and releases it with dm_relink_free() after the
  * load. When it returns 0, the shim loads the original image unchanged; `why`
  * then holds one line saying why (printed at verbose level).
