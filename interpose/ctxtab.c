@@ -229,6 +229,8 @@ size_t dm_ctx_count(void) {
 
 void dm_ctx_reset_for_tests(void) {
   pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_n; i++)
+    if (g_ents[i].heap) dm_heap_ops->destroy(g_ents[i].heap);
   g_n = 0;
   g_nsnaps = 0;
   g_nprim = 0;

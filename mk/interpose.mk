@@ -73,6 +73,20 @@ SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
 $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
 
+# The shim's logic tests again under ASan/UBSan and under TSan: the shim's
+# objects (but heap_ops) compiled with the sanitizer, in one build per tool.
+# dlsym.c's interposer is renamed there: the sanitizer runtime resolves its
+# interceptors with dlsym while it starts, before the shim could answer
+# (test_hooks covers the interposer).
+SHIM_TEST_SRCS := $(filter-out interpose/heap_ops.c interpose/dlsym.c,$(SHIM_NAMES:%=interpose/%.c))
+SHIM_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SHIM_SAN_tsan := -fsanitize=thread
+$(SHIM_TDIR)/test_shim_core_%: tests/unit/test_shim_core.c tests/unit/shim_fake.h $(SHIM_TEST_SRCS) interpose/dlsym.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 -Ddlsym=dm_test_dlsym -c interpose/dlsym.c -o $@-dlsym.o
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SHIM_SAN_$*) $< $(SHIM_TEST_SRCS) $@-dlsym.o -o $@ \
+	  -lcmocka -ldl -lpthread -lm
+SHIM_TEST_BINS += $(SHIM_TDIR)/test_shim_core_asan $(SHIM_TDIR)/test_shim_core_tsan
+
 # The pre-scan alone, from source, under ASan and UBSan (hostile unsized images).
 IMAGE_SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
 $(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
