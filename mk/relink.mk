@@ -111,7 +111,7 @@ $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.
 $(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
-$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
@@ -133,7 +133,7 @@ FUZZ_CHECK_TIME ?= 4
 FUZZ_DIR := $(RELINK_DIR)/fuzz
 FUZZ_TARGETS := fatbin prescan wrapper relink cache_entry
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Itests/unit \
               -fno-sanitize-recover=all $(CPPFLAGS) -Iinterpose -DDM_IMAGE_MAX='((size_t)1<<24)'
 SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
 FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
@@ -141,7 +141,7 @@ FUZZ_SRCS_prescan := $(SCAN_SRCS)
 FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
 FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
 FUZZ_SRCS_cache_entry := interpose/cache.c interpose/cache_dir.c interpose/sha256.c
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h $(wildcard interpose/*.c) \
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard interpose/*.c) \
     $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
 	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS)
 $(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir

@@ -25,30 +25,7 @@ static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t 
 }
 static CUresult f_link_complete(CUlinkState ls, void **img, size_t *sz) { return CUDA_ERROR_INVALID_PTX; }
 static CUresult f_link_destroy(CUlinkState ls) { free(ls); return CUDA_SUCCESS; }
-static CUresult f_ctx_get_device(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
-static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
-{
-    *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
-    return CUDA_SUCCESS;
-}
-static CUresult f_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
-
-static void *fake_resolve(const char *sym)
-{
-    static const struct { const char *n; void *f; } t[] = {
-        { "cuLinkCreate_v2", (void *)f_link_create },
-        { "cuLinkAddData_v2", (void *)f_link_add },
-        { "cuLinkComplete", (void *)f_link_complete },
-        { "cuLinkDestroy", (void *)f_link_destroy },
-        { "cuCtxGetDevice", (void *)f_ctx_get_device },
-        { "cuDeviceGetAttribute", (void *)f_attr },
-        { "cuDriverGetVersion", (void *)f_driver_version },
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(t[i].n, sym))
-            return t[i].f;
-    return NULL;
-}
+#include "fake_jit.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

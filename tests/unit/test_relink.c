@@ -22,8 +22,7 @@
 #include "relink_test_util.h"
 
 /* ---- fake driver ---- */
-static int fake_cc_major = 9, fake_cc_minor = 0;
-static int fake_links, fake_fail_link, fake_no_ctx;
+static int fake_links, fake_fail_link;
 static char fake_first_target[32];
 static char fake_input_names[2][32];
 
@@ -72,35 +71,7 @@ static CUresult f_link_destroy(CUlinkState ls)
     free(s);
     return CUDA_SUCCESS;
 }
-static CUresult f_ctx_get_device(CUdevice *d)
-{
-    *d = 0;
-    return fake_no_ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
-{
-    (void)d;
-    *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? fake_cc_major : fake_cc_minor;
-    return CUDA_SUCCESS;
-}
-static CUresult f_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
-
-static void *fake_resolve(const char *sym)
-{
-    static const struct { const char *n; void *f; } t[] = {
-        { "cuLinkCreate_v2", (void *)f_link_create },
-        { "cuLinkAddData_v2", (void *)f_link_add },
-        { "cuLinkComplete", (void *)f_link_complete },
-        { "cuLinkDestroy", (void *)f_link_destroy },
-        { "cuCtxGetDevice", (void *)f_ctx_get_device },
-        { "cuDeviceGetAttribute", (void *)f_attr },
-        { "cuDriverGetVersion", (void *)f_driver_version },
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(t[i].n, sym))
-            return t[i].f;
-    return NULL;
-}
+#include "fake_jit.h"
 
 static char cache_root[256];
 
