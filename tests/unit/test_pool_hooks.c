@@ -192,6 +192,20 @@ static void test_fallback_and_passthrough(void **st) {
   assert_int_equal(dm_pool_mem_free(big, f_free), CUDA_SUCCESS);
 }
 
+/* A pool size the 2 MiB rounding would wrap: no pool, the driver serves. */
+static void test_huge_pool_size(void **st) {
+  (void)st;
+  reset("18446744073709549568", 1, GiB);   /* 2^64 - 2048 */
+  uint64_t created = hstats().pools_created;
+  CUdeviceptr a;
+  int reals = n_real_alloc;
+  assert_int_equal(dm_pool_mem_alloc(&a, 4096, f_alloc), CUDA_SUCCESS);
+  assert_int_equal(n_real_alloc, reals + 1);
+  assert_int_equal(last_real_alloc, 4096);
+  assert_int_equal(hstats().pools_created, created);
+  assert_int_equal(dm_pool_mem_free(a, f_free), CUDA_SUCCESS);
+}
+
 static void test_bad_frees(void **st) {
   (void)st;
   reset("64M", 1, GiB);
@@ -295,6 +309,7 @@ int main(void) {
       cmocka_unit_test(test_nothing_fails_that_would_succeed),
       cmocka_unit_test(test_fallback_and_passthrough),
       cmocka_unit_test(test_bad_frees),
+      cmocka_unit_test(test_huge_pool_size),
       cmocka_unit_test(test_contexts),
       cmocka_unit_test(test_pitch),
       cmocka_unit_test(test_auto_and_reentrance),
