@@ -79,6 +79,7 @@ DM_FN int dm_free(dm_heap_t *h, void *p);
 /* layout.c (host only: plans and formats a heap in any memory) */
 typedef void (*dm_write_fn)(void *ctx, uint64_t off, const void *src, uint64_t n);
 int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L);
+uint64_t dm_layout_max_bytes(void);
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms);
 void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *out);
 void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx);

@@ -83,10 +83,20 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->total = o;
 }
 
+/* Largest heap a layout can describe: the buddy tree has DM_MAX_ORDERS
+ * orders and chunks are counted in 32 bits. */
+uint64_t dm_layout_max_bytes(void) {
+  uint64_t by_orders = 1ull << (DM_LEAF_SHIFT + DM_MAX_ORDERS - 1);
+  uint64_t by_chunks = (uint64_t)UINT32_MAX << DM_CHUNK_SHIFT;
+  return by_orders < by_chunks ? by_orders : by_chunks;
+}
+
 /* Largest pool (a multiple of the leaf) whose metadata fits beside it.
- * Returns 0, or -1 when heap_bytes is too small to hold one chunk. */
+ * Returns 0, or -1 when heap_bytes is too small to hold one chunk or larger
+ * than dm_layout_max_bytes(). */
 int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L) {
   if (narenas == 0 || narenas > DM_MAX_ARENAS) return -1;
+  if (heap_bytes > dm_layout_max_bytes()) return -1;
   uint64_t leaf = 1ull << DM_LEAF_SHIFT;
   uint64_t pool = heap_bytes / leaf * leaf;
   while (pool >= DM_CHUNK_BYTES) {

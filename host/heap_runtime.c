@@ -96,6 +96,8 @@ static CUresult alloc_aligned(size_t bytes, CUdeviceptr *mem, CUdeviceptr *base)
     return r;
   }
   if (r == CUDA_SUCCESS) cuMemFree(*mem);
+  if (r == CUDA_SUCCESS && bytes > SIZE_MAX - POOL_ALIGN) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (r != CUDA_SUCCESS) return r;
   r = cuMemAlloc(mem, bytes + POOL_ALIGN);
   if (r == CUDA_SUCCESS) *base = (*mem + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
   return r;

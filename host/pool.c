@@ -270,6 +270,9 @@ int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
   size_t granule = cfg->granule ? cfg->granule : DM_POOL_DEFAULT_GRANULE;
   if (!is_pow2(align) || align < DM_POOL_MIN_ALIGN || granule % align)
     return DM_POOL_EINVAL;
+  /* Sizes are rounded up to the granule: one that would wrap is refused. */
+  if (cfg->initial_bytes > SIZE_MAX - granule || cfg->grow_bytes > SIZE_MAX - granule)
+    return DM_POOL_EINVAL;
   dm_pool_t *p = calloc(1, sizeof *p);
   if (!p) return DM_POOL_ENOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0) {
@@ -284,6 +287,12 @@ int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
   dm_tree_init(&p->by_size);
   *out = p;
   return DM_POOL_OK;
+}
+
+void dm_pool_fork_lock(dm_pool_t *p, int take) {
+  if (take > 0) pthread_mutex_lock(&p->lock);
+  else if (take == 0) pthread_mutex_unlock(&p->lock);
+  else pthread_mutex_init(&p->lock, NULL);
 }
 
 void dm_pool_destroy(dm_pool_t *p) {

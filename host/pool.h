@@ -115,6 +115,10 @@ int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
  * become invalid. */
 void dm_pool_destroy(dm_pool_t *p);
 
+/* fork(): take (1) the pool's lock before it, release (0) it after it in the
+ * parent, initialize it afresh (-1) in the child. */
+void dm_pool_fork_lock(dm_pool_t *p, int take);
+
 /* Allocate `bytes` (> 0); *addr is aligned to the pool's alignment. */
 int dm_pool_alloc(dm_pool_t *p, size_t bytes, uint64_t *addr);
 /* Free the allocation starting at `addr`. DM_POOL_ENOTOURS when `addr` is in

@@ -5,8 +5,9 @@
  * a fake driver) and bench/pool_bench (which calls the hooks directly).
  *
  * Locking: like pool_hooks.h, every function may be called from any thread;
- * dm_pool_hooks_configure/forget_context/shutdown must not race with
- * allocations in the contexts they affect.
+ * dm_pool_hooks_forget_context and dm_pool_hooks_shutdown may race with
+ * allocations and frees (a context's pool lives until its last user is done);
+ * dm_pool_hooks_configure must not race with them.
  * Error convention: DM_POOL_OK (0) or a positive DM_POOL_E* code (pool.h).
  */
 #ifndef DM_POOL_GLUE_H
@@ -26,6 +27,9 @@ typedef struct dm_pool_driver {
   CUresult (*ctx_synchronize)(void);
   CUresult (*mem_get_info)(size_t *free_b, size_t *total_b);
   CUresult (*mem_free)(CUdeviceptr dptr);
+  /* To synchronize a block's own context when another one is current. */
+  CUresult (*ctx_push_current)(CUcontext ctx);
+  CUresult (*ctx_pop_current)(CUcontext *ctx);
 } dm_pool_driver_t;
 
 void dm_pool_hooks_set_driver(const dm_pool_driver_t *drv);

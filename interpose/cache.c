@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -20,6 +22,8 @@ struct dm_cache {
     int  dirfd;
     char path[PATH_MAX];
 };
+
+#define DM_CACHE_TMP ".tmp."
 
 static size_t fail_after = SIZE_MAX;
 
@@ -69,12 +73,12 @@ void dm_cache_key_hex(const dm_cache_key_t *k, char out[65])
 
 int dm_cache_default_dir(char *buf, size_t len, char *why, size_t whylen)
 {
-    const char *x = getenv("XDG_CACHE_HOME");
+    const char *x = secure_getenv("XDG_CACHE_HOME");
     int n;
     if (x && x[0] == '/') {
         n = snprintf(buf, len, "%s/devmalloc", x);
     } else {
-        const char *home = getenv("HOME");
+        const char *home = secure_getenv("HOME");
         if (!home || home[0] != '/')
             return dm_fail(-ENOENT, why, whylen, "no XDG_CACHE_HOME or HOME for the JIT cache");
         n = snprintf(buf, len, "%s/.cache/devmalloc", home);
@@ -84,25 +88,27 @@ int dm_cache_default_dir(char *buf, size_t len, char *why, size_t whylen)
     return 0;
 }
 
-/* mkdir -p with 0700 for what we create; existing parents are left alone. */
-static int make_dirs(const char *path)
+/* Remove temp files ("<DM_CACHE_TMP>*") of writers that died long ago. */
+static void sweep_stale(int dirfd)
 {
-    char tmp[PATH_MAX];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof tmp)
-        return -ENAMETOOLONG;
-    memcpy(tmp, path, n + 1);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
     }
-    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        struct stat st;
+        if (strncmp(e->d_name, DM_CACHE_TMP, sizeof DM_CACHE_TMP - 1) ||
+            fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISREG(st.st_mode) && st.st_uid == geteuid() && now - st.st_mtime > DM_CACHE_STALE_S)
+            unlinkat(dirfd, e->d_name, 0);
+    }
+    closedir(d);
 }
 
 int dm_cache_open(const char *dir, dm_cache_t **out, char *why, size_t whylen)
@@ -110,41 +116,15 @@ int dm_cache_open(const char *dir, dm_cache_t **out, char *why, size_t whylen)
     *out = NULL;
     if (!dir || !*dir)
         return dm_fail(-EINVAL, why, whylen, "empty cache directory");
-    int rc = make_dirs(dir);
-    if (rc < 0)
-        return dm_fail(rc, why, whylen, "cannot create cache directory %s: %s", dir, strerror(-rc));
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        struct stat lst;
-        if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
-            return dm_fail(-EPERM, why, whylen,
-                           "cache directory %s is a symbolic link: not used", dir);
-        return dm_fail(-e, why, whylen, "cannot open cache directory %s: %s", dir, strerror(e));
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = -errno;
-        close(fd);
-        return dm_fail(rc, why, whylen, "cannot stat cache directory %s", dir);
-    }
-    if (st.st_uid != geteuid()) {
-        close(fd);
-        return dm_fail(-EPERM, why, whylen,
-                       "cache directory %s is owned by uid %u, not %u: not used",
-                       dir, (unsigned)st.st_uid, (unsigned)geteuid());
-    }
-    if (st.st_mode & 077) {
-        close(fd);
-        return dm_fail(-EPERM, why, whylen,
-                       "cache directory %s has mode %04o (must be 0700): not used",
-                       dir, (unsigned)(st.st_mode & 07777));
-    }
+    int fd = dm_cache_dir_open(dir, why, whylen);
+    if (fd < 0)
+        return fd;
     dm_cache_t *c = calloc(1, sizeof *c);
     if (!c) {
         close(fd);
         return dm_fail(-ENOMEM, why, whylen, "out of memory");
     }
+    sweep_stale(fd);
     c->dirfd = fd;
     snprintf(c->path, sizeof c->path, "%s", dir);
     *out = c;
@@ -226,11 +206,20 @@ static int write_all(int fd, const void *buf, size_t n, size_t *written)
     return 0;
 }
 
-static int bad_entry(dm_cache_t *c, const char *name, char *why, size_t whylen,
-                     const char *what)
+/* A bad entry is a miss; it is removed when the name still refers to the
+ * file judged (`st`): a writer may have renamed a good entry into place. The
+ * message says what happened on disk. */
+static int bad_entry(dm_cache_t *c, const char *name, const struct stat *st, char *why,
+                     size_t whylen, const char *what)
 {
-    unlinkat(c->dirfd, name, 0);
-    dm_fail(0, why, whylen, "cache entry %s %s: removed", name, what);
+    struct stat now;
+    const char *done = "removed";
+    if (fstatat(c->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0 || now.st_ino != st->st_ino ||
+        now.st_dev != st->st_dev)
+        done = "replaced meanwhile: kept";
+    else if (unlinkat(c->dirfd, name, S_ISDIR(st->st_mode) ? AT_REMOVEDIR : 0) != 0)
+        done = "cannot be removed";
+    dm_fail(0, why, whylen, "cache entry %s %s: %s", name, what, done);
     return 0;
 }
 
@@ -239,30 +228,36 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data,
 {
     char name[80];
     entry_name(k, name);
-    int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    int fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         if (errno == ENOENT)
             return dm_fail(0, why, whylen, "cache miss");
+        if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+            return bad_entry(c, name, &st, why, whylen, "is not a regular file");
         return dm_fail(0, why, whylen, "cache entry %s unreadable: %s", name, strerror(errno));
     }
-    struct stat st;
     uint8_t h[DM_CACHE_HDR];
     int rc = 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return bad_entry(c, name, why, whylen, "is not a regular file of ours");
+        return dm_fail(0, why, whylen, "cache entry %s cannot be read", name);
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+        close(fd);
+        return bad_entry(c, name, &st, why, whylen, "is not a regular file of ours");
     }
     if ((uint64_t)st.st_size < DM_CACHE_HDR || (uint64_t)st.st_size > DM_IMAGE_MAX + DM_CACHE_HDR ||
         read_all(fd, h, DM_CACHE_HDR) != 0) {
         close(fd);
-        return bad_entry(c, name, why, whylen, "is truncated");
+        return bad_entry(c, name, &st, why, whylen, "is truncated");
     }
     uint64_t n = get_u64(h + 16);
     if (memcmp(h, DM_CACHE_MAGIC, 8) || get_u32(h + 8) != DM_CACHE_FORMAT ||
         get_u32(h + 12) != DM_CACHE_HDR || memcmp(h + 32, k->b, 32) ||
         n != (uint64_t)st.st_size - DM_CACHE_HDR) {
         close(fd);
-        return bad_entry(c, name, why, whylen, "has a bad header");
+        return bad_entry(c, name, &st, why, whylen, "has a bad header");
     }
     void *buf = malloc(n ? n : 1);
     if (!buf) {
@@ -276,7 +271,7 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data,
         dm_sha256(buf, n, sum);
     if (rc != 0 || memcmp(sum, h + 64, 32)) {
         free(buf);
-        return bad_entry(c, name, why, whylen, rc ? "is truncated" : "fails its checksum");
+        return bad_entry(c, name, &st, why, whylen, rc ? "is truncated" : "fails its checksum");
     }
     *data = buf;
     *size = n;
@@ -290,7 +285,13 @@ int dm_cache_put(dm_cache_t *c, const dm_cache_key_t *k, const void *data,
     entry_name(k, name);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    snprintf(tmp, sizeof tmp, ".tmp.%ld.%lx.%lx", (long)getpid(),
+    struct rlimit fsz;
+    if (getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)size + DM_CACHE_HDR > (uint64_t)fsz.rlim_cur)
+        return dm_fail(-EFBIG, why, whylen, "cache: %s not written: %zu bytes exceed the file "
+                       "size limit (%llu)", name, size + DM_CACHE_HDR,
+                       (unsigned long long)fsz.rlim_cur);
+    snprintf(tmp, sizeof tmp, DM_CACHE_TMP "%ld.%lx.%lx", (long)getpid(),
              (unsigned long)pthread_self(), (unsigned long)ts.tv_nsec);
     int fd = openat(c->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)

@@ -2,19 +2,25 @@
  * cache.h — on-disk cache of JIT-linked images, so a second start pays no JIT.
  *
  * Directory: DEVMALLOC_CACHE_DIR, else $XDG_CACHE_HOME/devmalloc, else
- * $HOME/.cache/devmalloc. It is created 0700; an existing one must be a real
- * directory owned by the effective user with no group/other permission bits,
- * otherwise dm_cache_open() refuses (-EPERM) and the caller runs uncached.
- * All file operations go through the directory's fd (openat/renameat), so the
- * checked directory is the one used.
+ * $HOME/.cache/devmalloc; an absolute path. Opened by cache_dir.c: missing
+ * directories are created 0700 only inside directories the effective user
+ * owns, symbolic links are followed only where root or that user put them,
+ * and the final one must be a real directory owned by the effective user
+ * with no group/other permission bits; otherwise dm_cache_open() refuses and
+ * the caller runs uncached. All file operations go through the directory's
+ * fd (openat/renameat), so the checked directory is the one used. Temp files
+ * of writers that died (older than DM_CACHE_STALE_S) are removed at open.
  *
  * Entry "<64 hex key>.cubin": a 96-byte header (magic "DMJITC01", format
  * version, header size, payload size, the key, SHA-256 of the payload)
  * followed by the payload. dm_cache_get() verifies all of it (and that the
- * file is a regular file of ours with the exact size) and treats any mismatch
- * as a miss, removing the bad entry. dm_cache_put() writes a temp file
- * (O_EXCL, 0600) and renames it into place: readers see the old entry, the
- * new one, or none, never a partial one.
+ * file is a regular file of ours with the exact size; opened O_NONBLOCK, so
+ * a FIFO cannot block) and treats any mismatch as a miss, removing the bad
+ * entry if it is still the file it judged (a writer may have renamed a good
+ * one into place meanwhile). dm_cache_put() writes a temp file (O_EXCL,
+ * 0600) and renames it into place: readers see the old entry, the new one,
+ * or none, never a partial one; an entry larger than RLIMIT_FSIZE allows is
+ * not written (no SIGXFSZ).
  *
  * Keys: SHA-256 over tagged inputs, built with dm_cache_key_*().
  *
@@ -48,7 +54,14 @@ void dm_cache_key_hex(const dm_cache_key_t *k, char out[65]);
 /* The default directory (see above) into buf. -ENOENT when no HOME. */
 int dm_cache_default_dir(char *buf, size_t len, char *why, size_t whylen);
 
-/* Open (creating it and missing parents, 0700) and check the directory. */
+/* Temp files older than this (seconds) are left-overs of dead writers. */
+#define DM_CACHE_STALE_S 3600
+
+/* Open the directory by the rules above (cache_dir.c): its fd, or a negative
+ * errno with `why` filled. */
+int dm_cache_dir_open(const char *path, char *why, size_t whylen);
+
+/* Open and check the directory (creating it as above). */
 int dm_cache_open(const char *dir, dm_cache_t **out, char *why, size_t whylen);
 void dm_cache_close(dm_cache_t *c);
 const char *dm_cache_path(const dm_cache_t *c);

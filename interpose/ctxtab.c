@@ -53,6 +53,8 @@ static size_t g_nsnaps;
 static dm_primary_t g_prim[64];
 static size_t g_nprim;
 
+void dm_ctx_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_lock, ph); }
+
 static dm_ctxent_t *find(CUcontext ctx) {
   for (size_t i = 0; i < g_n; i++)
     if (g_ents[i].ctx == ctx) return &g_ents[i];
@@ -297,6 +299,8 @@ size_t dm_ctx_count(void) {
 
 void dm_ctx_reset_for_tests(void) {
   pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_n; i++)
+    if (g_ents[i].heap) dm_heap_ops->destroy(g_ents[i].heap);
   g_n = 0;
   g_nsnaps = 0;
   g_nprim = 0;

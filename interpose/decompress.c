@@ -55,6 +55,11 @@ int dm_fb_entry_load(const dm_fb_entry_t *e, unsigned char **out, size_t *size,
     }
     if (n > DM_IMAGE_MAX)
         return dm_fail(-ENOMEM, why, whylen, "entry of %zu bytes too large", n);
+    if (e->codec != DM_CODEC_NONE &&
+        (n > DM_INFLATE_MAX || n / DM_INFLATE_RATIO > srclen))
+        return dm_fail(-ENOMEM, why, whylen, "entry declares %zu bytes from %zu compressed "
+                       "(limits: %zu bytes, ratio %u)", n, srclen, (size_t)DM_INFLATE_MAX,
+                       DM_INFLATE_RATIO);
     unsigned char *buf = malloc(n + 1);
     if (!buf)
         return dm_fail(-ENOMEM, why, whylen, "out of memory (%zu bytes)", n + 1);

@@ -53,6 +53,7 @@ static void *open_driver(void) {
 }
 
 static void init_driver(void) {
+  dm_fork_register();
   g_handle = open_driver();
   if (!g_handle) {
     dm_log(DM_LOG_INFO, "libcuda not found: the shim stays inert");

@@ -21,6 +21,11 @@ DM_WEAK int dm_relink_image(const void *image, const void **out, size_t *out_siz
   return 0;
 }
 
+DM_WEAK int dm_relink_sized(const void *image, const void *body, size_t len,
+                            const void **out, size_t *out_size, char *why, size_t whylen) {
+  return dm_relink_image(image, out, out_size, why, whylen);
+}
+
 DM_WEAK int dm_relink_file(const char *path, const void **out, size_t *out_size,
                            char *why, size_t whylen) {
   if (why && whylen) snprintf(why, whylen, "load-time re-link not built into this shim");

@@ -27,12 +27,15 @@ static CUresult real_mem_free(CUdeviceptr d) {
 
 static CUresult ctx_get_current(CUcontext *c) { return dm_drv.cuCtxGetCurrent(c); }
 static CUresult ctx_synchronize(void) { return dm_drv.cuCtxSynchronize(); }
+static CUresult ctx_push(CUcontext c) { return dm_drv.cuCtxPushCurrent_v2(c); }
+static CUresult ctx_pop(CUcontext *c) { return dm_drv.cuCtxPopCurrent_v2(c); }
 
 void dm_glue_init(void) {
   if (dm_jit_set_resolver) dm_jit_set_resolver(dm_driver_sym);
   if (dm_pool_hooks_set_driver) {
     static const dm_pool_driver_t drv = {ctx_get_current, ctx_synchronize,
-                                         real_mem_get_info, real_mem_free};
+                                         real_mem_get_info, real_mem_free,
+                                         ctx_push, ctx_pop};
     dm_pool_hooks_set_driver(&drv);
   }
 }

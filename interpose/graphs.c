@@ -28,6 +28,8 @@ typedef struct dm_gexec {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static dm_gexec_t *g_execs;
 
+void dm_graphs_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_lock, ph); }
+
 typedef struct { const void **v; size_t n, cap; } dm_vec_t;
 
 static void vec_add(dm_vec_t *v, const void *f) {

@@ -7,7 +7,9 @@
  * Limit rules are in limit.c; in short: before the context's heap exists a
  * new value is recorded for it and also given to the stock driver; after,
  * only the same value succeeds, another gives CUDA_ERROR_INVALID_VALUE (what
- * the stock driver answers after a malloc-using launch).
+ * the stock driver answers after a malloc-using launch). A value above the
+ * device's memory is the stock driver's to answer and is not recorded when it
+ * refuses it.
  *
  * Locking: the context table's (ctxtab.c) and the owner lock (owners.c),
  * never both here at once; the driver call runs unlocked.
@@ -19,9 +21,26 @@ static CUcontext current_ctx(void) {
   return dm_drv.cuCtxGetCurrent(&c) == CUDA_SUCCESS ? c : NULL;
 }
 
+/* More than the current device's memory: no heap of that size can exist. */
+static int beyond_device(size_t value) {
+  CUdevice dev;
+  size_t total = 0;
+  return dm_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+         dm_drv.cuDeviceTotalMem_v2(&total, dev) == CUDA_SUCCESS && total && value > total;
+}
+
 CUresult dm_h_ctx_set_limit(dm_pfn_cuCtxSetLimit real, CUlimit limit, size_t value) {
   CUcontext ctx;
   if (limit != CU_LIMIT_MALLOC_HEAP_SIZE || !(ctx = current_ctx())) return real(limit, value);
+  if (beyond_device(value)) {
+    /* The stock driver judges it (and refuses it): nothing is recorded. */
+    CUresult r = real(limit, value);
+    if (r != CUDA_SUCCESS) {
+      dm_log(DM_LOG_INFO, "cuCtxSetLimit(MALLOC_HEAP_SIZE, %zu): more than the device's memory; "
+             "the driver's answer stands (%s)", value, dm_cu_err(r));
+      return r;
+    }
+  }
   switch (dm_ctx_limit_set(ctx, value)) {
   case DM_LIMIT_NOOP:
     return CUDA_SUCCESS;

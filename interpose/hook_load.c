@@ -4,7 +4,9 @@
  * Load: unless DEVMALLOC_JIT=off or the image already holds devmalloc, ask
  * relink.h for a re-linked image and load that instead (the original if the
  * re-linked one fails to load); then record the module/library (owners.c)
- * with what the image scan says (image_scan.c). When the current context
+ * with what the image scan says (image_bound.c delimits the unsized image,
+ * image_scan.c reads inside it; malformed images go to the driver as they
+ * are). When the current context
  * already has a heap, a module holding devmalloc is bound right away;
  * otherwise the first launch binds it (the heap is created then, so that
  * cuCtxSetLimit before the first launch still decides its size).
@@ -26,9 +28,11 @@ static CUcontext current_ctx(void) {
   return dm_drv.cuCtxGetCurrent(&c) == CUDA_SUCCESS ? c : NULL;
 }
 
-/* Try the re-link of an in-memory image; returns the image to load. */
-static const void *maybe_relink(const void *image, dm_has_t has, const void **relinked,
-                                char *why, size_t whylen) {
+/* Try the re-link of an in-memory image; returns the image to load. `body`
+ * and `len` are the image as image_bound.c delimited it (NULL: malformed or
+ * unreadable, so the driver gets the original and gives its own error). */
+static const void *maybe_relink(const void *image, const void *body, size_t len, dm_has_t has,
+                                const void **relinked, char *why, size_t whylen) {
   *relinked = NULL;
   why[0] = 0;
   if (dm_options()->jit == DM_JIT_OFF) {
@@ -36,11 +40,15 @@ static const void *maybe_relink(const void *image, dm_has_t has, const void **re
     return image;
   }
   if (has == DM_HAS_YES) return image;
+  if (!body) {
+    snprintf(why, whylen, "image malformed, unreadable or of unknown format");
+    return image;
+  }
   const void *out = NULL;
   size_t sz = 0;
   dm_tls_busy++;
   dm_nvtx_push("devmalloc: load-time re-link of image %p", image);
-  int r = dm_relink_image(image, &out, &sz, why, whylen);
+  int r = dm_relink_sized(image, body, len, &out, &sz, why, whylen);
   dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) {
@@ -97,10 +105,6 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   if (has == DM_HAS_YES && ctx && dm_ctx_heap_peek(ctx)) dm_prepare_owner(kind, handle, ctx);
 }
 
-static dm_has_t scan(const void *image, int relinked) {
-  return relinked ? DM_HAS_YES : dm_image_has_devmalloc(image);
-}
-
 /* One in-memory load through the driver: `load` calls the real entry point
  * (with the caller's other arguments) on the image it is given. */
 typedef struct loader {
@@ -113,8 +117,10 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
                            void *const *handle, const char *api) {
   char why[256];
   const void *rl;
-  dm_has_t has = dm_image_has_devmalloc(image);
-  const void *use = maybe_relink(image, has, &rl, why, sizeof why);
+  size_t len;
+  const void *body = dm_image_bound(image, &len);
+  dm_has_t has = body ? dm_image_scan(body, len) : DM_HAS_UNKNOWN;
+  const void *use = maybe_relink(image, body, len, has, &rl, why, sizeof why);
   CUresult r = l->load(l, use);
   if (rl && r != CUDA_SUCCESS) {
     dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
@@ -124,7 +130,7 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
   }
   if (rl) dm_relink_free(rl);
   if (r == CUDA_SUCCESS)
-    record(kind, *handle, scan(image, use != image), api, NULL, use != image, why);
+    record(kind, *handle, use != image ? DM_HAS_YES : has, api, NULL, use != image, why);
   return r;
 }
 

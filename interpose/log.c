@@ -1,7 +1,8 @@
 /*
  * log.c — devmalloc's messages: one line each, prefixed "devmalloc: ", to
- * DEVMALLOC_LOG (appended) or stderr, written with write(2) so that no stdio
- * state is touched from hooks.
+ * DEVMALLOC_LOG (appended; opened O_NOFOLLOW, created 0600) or stderr, written
+ * with write(2) so that no stdio state is touched from hooks. The re-link and
+ * the host pool print through here too when linked into the shim.
  *
  * Levels: DM_LOG_WARN always printed; INFO when DEVMALLOC_VERBOSE>=1; DEBUG
  * when >=2.
@@ -23,10 +24,17 @@ static int g_level;
 void dm_log_open(const dm_options_t *o) {
   g_level = o->verbose;
   if (o->log) {
-    int fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) g_fd = fd;
-    else {
-      static const char msg[] = "devmalloc: warning: cannot open DEVMALLOC_LOG, using stderr\n";
+    /* Not through a symbolic link, private if created, never blocking on a
+     * FIFO without a reader; a FIFO with one, a tty or a file are fine. */
+    int fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+                  0600);
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0) {
+      g_fd = fd;
+    } else {
+      if (fd >= 0) close(fd);
+      static const char msg[] = "devmalloc: warning: cannot open DEVMALLOC_LOG (a symbolic "
+                                "link, a FIFO without a reader, or not writable), using stderr\n";
       dm_log_write(msg, sizeof msg - 1);
     }
   }

@@ -184,7 +184,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static char g_warn[1024];
 static size_t g_warn_len;
 
-static const char *env_get(const char *name) { return getenv(name); }
+static const char *env_get(const char *name) { return secure_getenv(name); }
 
 static void collect_warning(const char *env, const char *value) {
   int n = snprintf(g_warn + g_warn_len, sizeof g_warn - g_warn_len,

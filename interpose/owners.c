@@ -127,6 +127,13 @@ static dm_owner_t **g_owners;
 static size_t g_nowners, g_capowners;
 
 void dm_owner_lock(void) { pthread_mutex_lock(&g_olock); }
+void dm_owner_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_olock, ph); }
+void dm_launch_cache_fork(dm_fork_phase_t ph) {
+  /* a writer's rwlock cannot be unlocked from the child's new thread id */
+  if (ph == DM_FORK_TAKE) pthread_rwlock_wrlock(&g_clock);
+  else if (ph == DM_FORK_PARENT) pthread_rwlock_unlock(&g_clock);
+  else pthread_rwlock_init(&g_clock, NULL);
+}
 void dm_owner_unlock(void) { pthread_mutex_unlock(&g_olock); }
 
 dm_owner_t *dm_owner_get(dm_owner_kind_t kind, const void *handle, int create) {

@@ -18,15 +18,21 @@
  *   a line on stderr and a counter (foreign free);
  * - double or interior frees of pool memory: reported by the pool, counted,
  *   CUDA_ERROR_INVALID_VALUE returned, pool unchanged;
- * - cuMemFree synchronizes the context before the memory can be reused
+ * - cuMemFree synchronizes the block's own context (made current for the
+ *   call when another is) before the memory can be reused
  *   (DEVMALLOC_HOST_POOL_SYNC=1, default), so kernels still reading a block
  *   freed from the host never see it handed out again;
  * - cuMemGetInfo: free = driver's free + the current context's pool free
  *   bytes (capped at total), i.e. what the application would see without
  *   the pool, up to the driver's own rounding.
  *
- * Locking: `g.lock` guards the list of context pools and the driver table;
- * it is taken before a pool's own mutex, never after. Pool callbacks run
+ * Locking: `g.lock` guards the list of context pools, their reference
+ * counts and the driver table; it is taken before a pool's own mutex, never
+ * after. Every use of a context's pool holds a reference (get_pool/put_pool)
+ * taken under `g.lock`; the list holds one more. Forgetting a context unlinks
+ * its pool and drops the list's reference: the last user frees the pool, so
+ * a context destroyed while other threads allocate or free never frees a
+ * pool (or its mutex) under them. Pool callbacks run
  * with the pool mutex held and set the thread-local `tl_in_pool`, so a
  * driver call that re-enters these hooks from a callback (a shim whose dlsym
  * answers with its hooks) goes straight to the real entry point.
@@ -43,6 +49,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +69,8 @@
 typedef struct ctx_pool {
   CUcontext ctx;
   dm_pool_t *pool;
-  int dead; /* context destroyed: chunk_free must not touch the driver */
+  _Atomic int dead; /* context destroyed: chunk_free must not touch the driver */
+  int refs;         /* under g.lock: the list's reference, plus one per user */
   char name[40];
   struct ctx_pool *next;
 } ctx_pool_t;
@@ -75,6 +83,7 @@ static struct {
   _Atomic int mode;      /* dm_pool_mode_t */
   _Atomic size_t bytes;
   _Atomic int sync_free;
+  _Atomic int create_warned;
   _Atomic(dm_real_mem_free_fn) seen_free;
   _Atomic(dm_real_mem_get_info_fn) seen_get_info;
 #define DM_POOL_HOOK_ATOMIC(name, doc) _Atomic uint64_t name;
@@ -91,7 +100,25 @@ static _Thread_local int tl_in_pool;
 /* ---- options ----------------------------------------------------------- */
 
 /* Where options are read when the shim's table is not linked in. */
-static const char *option_value(const char *name) { return getenv(name); }
+static const char *option_value(const char *name) { return secure_getenv(name); }
+
+/* Messages go through the shim's log (interpose/log.c) when it is linked
+ * in, else to stderr (the pool's own tests and benchmark). */
+#pragma weak dm_log
+void dm_log(int level, const char *fmt, ...);
+
+__attribute__((format(printf, 1, 2)))
+static void warn(const char *fmt, ...) {
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (dm_log)
+    dm_log(0 /* DM_LOG_WARN */, "%s", line);
+  else
+    fprintf(stderr, "devmalloc: %s\n", line);
+}
 
 static int apply_config(const char *value, int sync_free) {
   dm_pool_mode_t mode = DM_POOL_MODE_OFF;
@@ -104,7 +131,26 @@ static int apply_config(const char *value, int sync_free) {
   return DM_POOL_OK;
 }
 
+/* fork(): the list lock, then every pool's lock (the one order), taken
+ * before and released after, in parent and child alike. */
+static void fork_prepare(void) {
+  pthread_mutex_lock(&g.lock);
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) dm_pool_fork_lock(cp->pool, 1);
+}
+
+static void fork_parent(void) {
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) dm_pool_fork_lock(cp->pool, 0);
+  pthread_mutex_unlock(&g.lock);
+}
+
+/* The child's one thread has a new id: the locks are initialized afresh. */
+static void fork_child(void) {
+  for (ctx_pool_t *cp = g.pools; cp; cp = cp->next) dm_pool_fork_lock(cp->pool, -1);
+  pthread_mutex_init(&g.lock, NULL);
+}
+
 static void init_once(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
   if (dm_options) {
     const dm_options_t *o = dm_options();
     int mode = o->host_pool.mode == DM_OPT_POOL_AUTO    ? DM_POOL_MODE_AUTO
@@ -120,9 +166,7 @@ static void init_once(void) {
   const char *s = option_value("DEVMALLOC_HOST_POOL_SYNC");
   int sync = !(s && (s[0] == '0' || !strcmp(s, "off") || !strcmp(s, "no")));
   if (apply_config(v, sync) != DM_POOL_OK)
-    fprintf(stderr,
-            "devmalloc: DEVMALLOC_HOST_POOL=\"%s\" is not <bytes>|auto|off; "
-            "host pool off\n", v);
+    warn("DEVMALLOC_HOST_POOL=\"%s\" is not <bytes>|auto|off; host pool off", v);
 }
 
 int dm_pool_hooks_enabled(void) {
@@ -149,7 +193,7 @@ static void lookup_driver_locked(void) {
   if (g.drv_looked_up) return;
   g.drv_looked_up = 1;
   if (g.drv.ctx_get_current && g.drv.ctx_synchronize && g.drv.mem_get_info &&
-      g.drv.mem_free)
+      g.drv.mem_free && g.drv.ctx_push_current && g.drv.ctx_pop_current)
     return;
   void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
@@ -161,6 +205,9 @@ static void lookup_driver_locked(void) {
   if (!g.drv.mem_get_info)
     *(void **)&g.drv.mem_get_info = dlsym(h, "cuMemGetInfo_v2");
   if (!g.drv.mem_free) *(void **)&g.drv.mem_free = dlsym(h, "cuMemFree_v2");
+  if (!g.drv.ctx_push_current)
+    *(void **)&g.drv.ctx_push_current = dlsym(h, "cuCtxPushCurrent_v2");
+  if (!g.drv.ctx_pop_current) *(void **)&g.drv.ctx_pop_current = dlsym(h, "cuCtxPopCurrent_v2");
 }
 
 static dm_pool_driver_t driver(void) {
@@ -175,6 +222,20 @@ static CUcontext current_ctx(const dm_pool_driver_t *d) {
   CUcontext c = NULL;
   if (!d->ctx_get_current || d->ctx_get_current(&c) != CUDA_SUCCESS) return NULL;
   return c;
+}
+
+/* Synchronize `ctx` (the freed block's context), making it current for the
+ * call when another one is. */
+static CUresult sync_context(const dm_pool_driver_t *d, CUcontext ctx) {
+  if (!d->ctx_synchronize) return CUDA_SUCCESS;
+  if (current_ctx(d) == ctx) return d->ctx_synchronize();
+  CUcontext popped;
+  if (!d->ctx_push_current || !d->ctx_pop_current) return CUDA_ERROR_NOT_SUPPORTED;
+  CUresult r = d->ctx_push_current(ctx);
+  if (r != CUDA_SUCCESS) return r;
+  r = d->ctx_synchronize();
+  d->ctx_pop_current(&popped);
+  return r;
 }
 
 /* ---- chunk source (called with the pool mutex held) -------------------- */
@@ -213,63 +274,89 @@ static ctx_pool_t *find_locked(CUcontext ctx) {
   return NULL;
 }
 
+/* Free a pool no one refers to any more; chunks go back to the driver unless
+ * its context is gone. */
+static void destroy_pool(ctx_pool_t *cp) {
+  tl_in_pool = 1;
+  dm_pool_destroy(cp->pool);
+  tl_in_pool = 0;
+  free(cp);
+}
+
+/* Drop one reference (taken by get_pool or find_holding); the last one frees. */
+static void put_pool(ctx_pool_t *cp) {
+  if (!cp) return;
+  pthread_mutex_lock(&g.lock);
+  int last = --cp->refs == 0;
+  pthread_mutex_unlock(&g.lock);
+  if (last) destroy_pool(cp);
+}
+
+static ctx_pool_t *new_pool_locked(CUcontext ctx) {
+  ctx_pool_t *cp = calloc(1, sizeof *cp);
+  if (!cp) return NULL;
+  snprintf(cp->name, sizeof cp->name, "context %p", (void *)ctx);
+  dm_pool_config_t cfg = {
+      .initial_bytes = atomic_load(&g.mode) == DM_POOL_MODE_BYTES ? atomic_load(&g.bytes) : 0,
+      .name = cp->name};
+  dm_pool_source_t src = {.ctx = cp, .chunk_alloc = src_chunk_alloc,
+                          .chunk_free = src_chunk_free, .avail = src_avail};
+  cp->ctx = ctx;
+  cp->refs = 1;
+  if (dm_pool_create(&cfg, &src, &cp->pool) != DM_POOL_OK) {
+    if (!atomic_exchange(&g.create_warned, 1))
+      warn("pool: a pool of %zu bytes cannot be made (the size rounds past the address "
+           "space); cuMemAlloc goes to the driver", (size_t)cfg.initial_bytes);
+    free(cp);
+    return NULL;
+  }
+  cp->next = g.pools;
+  g.pools = cp;
+  COUNT(pools_created);
+  return cp;
+}
+
+/* The context's pool with a reference the caller drops with put_pool(). */
 static ctx_pool_t *get_pool(CUcontext ctx, int create) {
   pthread_mutex_lock(&g.lock);
   ctx_pool_t *cp = find_locked(ctx);
-  if (!cp && create) {
-    cp = calloc(1, sizeof *cp);
-    if (cp) {
-      snprintf(cp->name, sizeof cp->name, "context %p", (void *)ctx);
-      dm_pool_config_t cfg = {
-          .initial_bytes = atomic_load(&g.mode) == DM_POOL_MODE_BYTES
-                               ? atomic_load(&g.bytes) : 0,
-          .name = cp->name};
-      dm_pool_source_t src = {.ctx = cp, .chunk_alloc = src_chunk_alloc,
-                              .chunk_free = src_chunk_free,
-                              .avail = src_avail};
-      cp->ctx = ctx;
-      if (dm_pool_create(&cfg, &src, &cp->pool) == DM_POOL_OK) {
-        cp->next = g.pools;
-        g.pools = cp;
-        COUNT(pools_created);
-      } else {
-        free(cp);
-        cp = NULL;
-      }
-    }
-  }
+  if (!cp && create) cp = new_pool_locked(ctx);
+  if (cp) cp->refs++;
   pthread_mutex_unlock(&g.lock);
   return cp;
 }
 
-void dm_pool_hooks_forget_context(CUcontext ctx) {
-  pthread_mutex_lock(&g.lock);
-  ctx_pool_t **link = &g.pools;
-  while (*link && (*link)->ctx != ctx) link = &(*link)->next;
-  ctx_pool_t *cp = *link;
-  if (cp) *link = cp->next;
-  pthread_mutex_unlock(&g.lock);
-  if (!cp) return;
-  cp->dead = 1;
-  dm_pool_destroy(cp->pool);
-  free(cp);
-}
-
-void dm_pool_hooks_shutdown(void) {
+/* Unlink pools (one context's, or all with ctx == NULL) and drop the list's
+ * reference; a pool still in use is freed by its last user. */
+static void unlink_pools(CUcontext ctx, int all, int dead) {
+  ctx_pool_t *gone = NULL;
   pthread_mutex_lock(&g.lock);
   lookup_driver_locked();
-  ctx_pool_t *cp = g.pools;
-  g.pools = NULL;
+  ctx_pool_t **link = &g.pools;
+  while (*link) {
+    ctx_pool_t *cp = *link;
+    if (!all && cp->ctx != ctx) {
+      link = &cp->next;
+      continue;
+    }
+    *link = cp->next;
+    if (dead) atomic_store(&cp->dead, 1);
+    if (--cp->refs == 0) {
+      cp->next = gone;
+      gone = cp;
+    }
+  }
   pthread_mutex_unlock(&g.lock);
-  while (cp) {
-    ctx_pool_t *next = cp->next;
-    tl_in_pool = 1;
-    dm_pool_destroy(cp->pool);
-    tl_in_pool = 0;
-    free(cp);
-    cp = next;
+  while (gone) {
+    ctx_pool_t *next = gone->next;
+    destroy_pool(gone);
+    gone = next;
   }
 }
+
+void dm_pool_hooks_forget_context(CUcontext ctx) { unlink_pools(ctx, 0, 1); }
+
+void dm_pool_hooks_shutdown(void) { unlink_pools(NULL, 1, 0); }
 
 /* ---- hooks ------------------------------------------------------------- */
 
@@ -293,6 +380,7 @@ CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes,
   int rc = dm_pool_alloc(cp->pool, bytes, &addr);
   tl_in_pool = 0;
   tl_alloc = NULL;
+  put_pool(cp);
   if (rc == DM_POOL_OK) {
     *dptr = (CUdeviceptr)addr;
     return CUDA_SUCCESS;
@@ -324,26 +412,25 @@ CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free) {
   dm_pool_driver_t d = g.drv;
   ctx_pool_t *cp = g.pools;
   while (cp && !dm_pool_contains(cp->pool, (uint64_t)dptr)) cp = cp->next;
+  if (cp) cp->refs++;
   pthread_mutex_unlock(&g.lock);
   if (!cp) {
     COUNT(passthrough_frees);
     CUresult r = real_free(dptr);
     if (r == CUDA_ERROR_INVALID_VALUE) {
       COUNT(foreign_frees);
-      fprintf(stderr,
-              "devmalloc pool: cuMemFree(0x%llx): not from the pool and the "
-              "driver rejects it (foreign or already freed pointer)\n",
-              (unsigned long long)dptr);
+      warn("pool: cuMemFree(0x%llx): not from the pool and the driver rejects it (foreign "
+           "or already freed pointer)", (unsigned long long)dptr);
     }
     return r;
   }
   CUresult sync_rc = CUDA_SUCCESS;
-  if (atomic_load_explicit(&g.sync_free, memory_order_relaxed) &&
-      d.ctx_synchronize) {
+  if (atomic_load_explicit(&g.sync_free, memory_order_relaxed) && !atomic_load(&cp->dead)) {
     COUNT(free_syncs);
-    sync_rc = d.ctx_synchronize();
+    sync_rc = sync_context(&d, cp->ctx);
   }
   int rc = dm_pool_free(cp->pool, (uint64_t)dptr, NULL);
+  put_pool(cp);
   if (rc == DM_POOL_OK) return sync_rc;
   if (rc == DM_POOL_ENOTOURS) { /* its chunk was trimmed meanwhile */
     COUNT(passthrough_frees);
@@ -366,6 +453,7 @@ CUresult dm_pool_mem_get_info(size_t *free_b, size_t *total_b,
     size_t f = *free_b + dm_pool_free_bytes(cp->pool);
     if (total_b && f > *total_b) f = *total_b;
     *free_b = f;
+    put_pool(cp);
   }
   return r;
 }
@@ -382,6 +470,7 @@ int dm_pool_hooks_ctx_stats(CUcontext ctx, dm_pool_stats_t *out) {
   ctx_pool_t *cp = get_pool(ctx, 0);
   if (!cp) return DM_POOL_ENOTOURS;
   dm_pool_get_stats(cp->pool, out);
+  put_pool(cp);
   return DM_POOL_OK;
 }
 

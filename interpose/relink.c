@@ -34,8 +34,12 @@
 #include "ptx_scan.h"
 #include "relink_err.h"
 #include "devmalloc.h"
+#include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +67,52 @@ static size_t dm_ptx_len;
 #define DM_PTX_BUILT_ARCH 80u
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* Messages go through the shim's log (interpose/log.c: DEVMALLOC_LOG, levels)
+ * when it is linked in, else to stderr (host tests, tools). */
+#pragma weak dm_log
+void dm_log(int level, const char *fmt, ...);
+enum { SAY_WARN = 0, SAY_INFO = 1 };   /* the shim's DM_LOG_WARN, DM_LOG_INFO */
+
+__attribute__((format(printf, 2, 3)))
+static void say(int level, const char *fmt, ...)
+{
+    char line[PATH_MAX + 512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (dm_log)
+        dm_log(level, "%s", line);
+    else
+        fprintf(stderr, "devmalloc: %s\n", line);
+}
+
+/* DEVMALLOC_CACHE_DIR: surrounding blanks trimmed; "off" (any case) turns the
+ * cache off; anything else must be an absolute path shorter than PATH_MAX,
+ * or the cache is off with a warning (a relative path would land in the
+ * application's working directory, a cut one in another directory). */
+static void cache_dir_option(const char *d, char *out, size_t outlen)
+{
+    out[0] = 0;
+    while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r')
+        d++;
+    size_t n = strlen(d);
+    while (n && (d[n - 1] == ' ' || d[n - 1] == '\t' || d[n - 1] == '\n' || d[n - 1] == '\r'))
+        n--;
+    if (n == 3 && !strncasecmp(d, "off", 3))
+        return;
+    if (!n || d[0] != '/')
+        say(SAY_WARN, "warning: DEVMALLOC_CACHE_DIR=\"%.*s\" is not an absolute path: JIT cache "
+            "disabled", (int)(n < 256 ? n : 256), d);
+    else if (n >= outlen)
+        say(SAY_WARN, "warning: DEVMALLOC_CACHE_DIR is %zu bytes long (limit %zu): JIT cache "
+            "disabled", n, outlen - 1);
+    else {
+        memcpy(out, d, n);
+        out[n] = 0;
+    }
+}
+
 /* The one place options are read: the shim's table (options.h) when it is
  * linked in, else the environment (host tests, tools). */
 #pragma weak dm_options
@@ -75,23 +125,21 @@ static void relink_opts_read(relink_opts_t *o)
         o->verbose = so->verbose;
         d = so->cache_dir;
     } else {
-        const char *j = getenv("DEVMALLOC_JIT");
+        const char *j = secure_getenv("DEVMALLOC_JIT");
         o->jit = JIT_AUTO;
         if (j && (!strcasecmp(j, "off") || !strcmp(j, "0") || !strcasecmp(j, "no")))
             o->jit = JIT_OFF;
         else if (j && !strcasecmp(j, "force"))
             o->jit = JIT_FORCE;
-        const char *v = getenv("DEVMALLOC_VERBOSE");
+        const char *v = secure_getenv("DEVMALLOC_VERBOSE");
         o->verbose = v ? atoi(v) : 0;
-        d = getenv("DEVMALLOC_CACHE_DIR");
+        d = secure_getenv("DEVMALLOC_CACHE_DIR");
     }
     o->cache_dir[0] = 0;
-    if (d && *d) {
-        if (strcasecmp(d, "off") != 0)
-            snprintf(o->cache_dir, sizeof o->cache_dir, "%s", d);
-    } else {
+    if (d && *d)
+        cache_dir_option(d, o->cache_dir, sizeof o->cache_dir);
+    else
         dm_cache_default_dir(o->cache_dir, sizeof o->cache_dir, NULL, 0);
-    }
 }
 
 static void relink_init(void)
@@ -102,7 +150,7 @@ static void relink_init(void)
     if (opts.jit != JIT_OFF && opts.cache_dir[0]) {
         char why[PATH_MAX + 128];
         if (dm_cache_open(opts.cache_dir, &cache, why, sizeof why) < 0)
-            fprintf(stderr, "devmalloc: warning: JIT cache disabled: %s\n", why);
+            say(SAY_WARN, "warning: JIT cache disabled: %s", why);
     }
 }
 
@@ -251,8 +299,8 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
         if (dm_cache_get(cache, &key, &img, &sz, note, sizeof note) == 1) {
             if (dm_obs_event) dm_obs_event(DM_OBS_CACHE_HIT, label);
             if (opts.verbose)
-                fprintf(stderr, "devmalloc: jit: %s: compute_%u PTX re-linked with devmalloc "
-                        "(cache hit, %.1f ms, %zu bytes)\n", label, ptx_arch, now_ms() - t0, sz);
+                say(SAY_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+                    "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, now_ms() - t0, sz);
             *out = img;
             *out_size = sz;
             return 1;
@@ -278,9 +326,9 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
     if (cache)
         cached = dm_cache_put(cache, &key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
     if (opts.verbose)
-        fprintf(stderr, "devmalloc: jit: %s: compute_%u PTX re-linked with devmalloc "
-                "(JIT link %.1f ms, %zu bytes, %s%s%s)\n", label, ptx_arch, jit_ms, sz,
-                cached, show_note ? "; " : "", show_note ? note : "");
+        say(SAY_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+            "(JIT link %.1f ms, %zu bytes, %s%s%s)", label, ptx_arch, jit_ms, sz,
+            cached, show_note ? "; " : "", show_note ? note : "");
     *out = img;
     *out_size = sz;
     return 1;
@@ -373,7 +421,17 @@ static int relink_buffer(const void *image, size_t len, const char *label,
         if (pi.target_sm > (unsigned)(t.cc_major * 10 + t.cc_minor))
             return dm_fail(0, why, whylen, "%s: PTX targets sm_%u, device is sm_%d%d", label,
                            pi.target_sm, t.cc_major, t.cc_minor);
-        return relink_ptx_text(label, p, n, pi.target_sm, &u, &t, out, out_size, why, whylen);
+        char *ended = NULL;   /* the linker is given the text with its NUL */
+        if (len && n == len) {
+            if (!(ended = malloc(n + 1)))
+                return dm_fail(0, why, whylen, "%s: out of memory", label);
+            memcpy(ended, p, n);
+            ended[n] = 0;
+            p = ended;
+        }
+        int r = relink_ptx_text(label, p, n, pi.target_sm, &u, &t, out, out_size, why, whylen);
+        free(ended);
+        return r;
     }
 
     dm_fatbin_t fb;
@@ -407,35 +465,68 @@ int dm_relink_image(const void *image, const void **out, size_t *out_size,
     return relink_buffer(image, 0, label, out, out_size, why, whylen);
 }
 
+int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                    size_t *out_size, char *why, size_t whylen)
+{
+    char label[48];
+    snprintf(label, sizeof label, "module %p", image);
+    if (!body || !len)
+        return dm_fail(0, why, whylen, "%s: no image", label);
+    return relink_buffer(body, len, label, out, out_size, why, whylen);
+}
+
+/* Read all of a module file into a NUL-terminated buffer: regular files only
+ * (opened O_NONBLOCK, so a FIFO cannot block us), at most DM_IMAGE_MAX bytes,
+ * and nothing past the first bytes when they are no image format. */
+static char *read_module_file(const char *path, size_t *len, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    char *buf = NULL;
+    if (fd < 0) {
+        dm_fail(0, why, whylen, "%s: cannot open", path);
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        dm_fail(0, why, whylen, "%s: not a regular file", path);
+    } else if ((uint64_t)st.st_size > DM_IMAGE_MAX) {
+        dm_fail(0, why, whylen, "%s: %lld bytes exceed the image limit %zu", path,
+                (long long)st.st_size, (size_t)DM_IMAGE_MAX);
+    } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+        dm_fail(0, why, whylen, "%s: out of memory", path);
+    } else {
+        size_t want = (size_t)st.st_size, n = 0;
+        while (n < want) {
+            ssize_t r = read(fd, buf + n, want - n);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            n += (size_t)r;
+            if (n >= 4 && dm_image_kind(buf, n) == DM_IMG_UNKNOWN)
+                break;   /* no image: read no further */
+        }
+        int known = dm_image_kind(buf, n) != DM_IMG_UNKNOWN;
+        if (n < want || !known) {
+            dm_fail(0, why, whylen, known ? "%s: cannot read" : "%s: unknown image format", path);
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = 0;   /* PTX files: text must end */
+            *len = n;
+        }
+    }
+    close(fd);
+    return buf;
+}
+
 int dm_relink_file(const char *path, const void **out, size_t *out_size,
                    char *why, size_t whylen)
 {
-    FILE *f = fopen(path, "rbe");
-    if (!f)
-        return dm_fail(0, why, whylen, "%s: cannot open", path);
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap || cap >= DM_IMAGE_MAX)
-            break;
-        char *nb = realloc(buf, cap * 2 + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (!buf || err) {
-        free(buf);
-        return dm_fail(0, why, whylen, "%s: cannot read", path);
-    }
-    buf[n] = 0;   /* PTX files: text must end */
+    size_t n = 0;
+    char *buf = read_module_file(path, &n, why, whylen);
+    if (!buf)
+        return 0;
     int r = relink_buffer(buf, n, path, out, out_size, why, whylen);
     free(buf);
     return r;

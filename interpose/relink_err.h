@@ -29,6 +29,15 @@
 #define DM_IMAGE_MAX ((size_t)1 << 30)
 #endif
 
+/* What one compressed fatbin entry may expand to: at most DM_INFLATE_MAX
+ * bytes and at most DM_INFLATE_RATIO times its compressed size. A small frame
+ * declaring a huge PTX is refused before any memory is taken for it. */
+#define DM_INFLATE_CAP ((size_t)256 << 20)
+#ifndef DM_INFLATE_MAX
+#define DM_INFLATE_MAX (DM_IMAGE_MAX < DM_INFLATE_CAP ? DM_IMAGE_MAX : DM_INFLATE_CAP)
+#endif
+#define DM_INFLATE_RATIO 1024u
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif

@@ -20,6 +20,7 @@
 #include <cuda.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include "options.h"
 
@@ -104,11 +105,36 @@ int  dm_passthrough(void);
 void dm_candidates_set(void);
 int  dm_candidates(void);
 
+/* ---- fork.c : the shim's locks across fork() ----------------------------- */
+void dm_fork_register(void);          /* once; from the driver's first use */
+/* Each lock's owner: take its lock before a fork, release it after it in the
+ * parent; in the child (a new thread id) the lock is initialized afresh. */
+typedef enum { DM_FORK_TAKE, DM_FORK_PARENT, DM_FORK_CHILD } dm_fork_phase_t;
+void dm_owner_fork(dm_fork_phase_t ph);        /* owners.c: owner lock */
+void dm_ctx_fork(dm_fork_phase_t ph);          /* ctxtab.c */
+void dm_launch_cache_fork(dm_fork_phase_t ph); /* owners.c: launch cache rwlock */
+void dm_graphs_fork(dm_fork_phase_t ph);       /* graphs.c */
+static inline void dm_mutex_fork(pthread_mutex_t *m, dm_fork_phase_t ph) {
+  if (ph == DM_FORK_TAKE) pthread_mutex_lock(m);
+  else if (ph == DM_FORK_PARENT) pthread_mutex_unlock(m);
+  else pthread_mutex_init(m, NULL);
+}
+
+/* ---- image_bound.c : the extent of an image passed without a size -------- */
+/* The image to read (a registration wrapper is followed to its fatbin) and in
+ * *len its size as its own headers declare it, overflow-checked, at most
+ * DM_IMAGE_MAX and readable; NULL (and *len 0) when malformed or unreadable. */
+const void *dm_image_bound(const void *image, size_t *len);
+/* How many bytes from p on (up to n) are mapped readable, by page. */
+size_t dm_readable_prefix(const void *p, size_t n);
+
 /* ---- image_scan.c : does an image hold devmalloc? ---------------------- */
 typedef enum { DM_HAS_UNKNOWN = 0, DM_HAS_YES = 1, DM_HAS_NO = 2 } dm_has_t;
-/* Classify a module image (registration wrapper, fatbin, cubin ELF, PTX). */
+/* Classify a bounded image (fatbin, cubin ELF, PTX; dm_image_bound's result). */
+dm_has_t dm_image_scan(const void *image, size_t len);
+/* Classify an unsized module image (wrapper, fatbin, cubin, PTX). */
 dm_has_t dm_image_has_devmalloc(const void *image);
-/* Size of an image in memory, 0 if unknown. */
+/* Size of an image in memory (dm_image_bound), 0 if unknown. */
 size_t   dm_image_size(const void *image);
 
 /* ---- limit.c : the heap-size limit state machine (pure) ------------------ */

@@ -28,4 +28,17 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURE) tests/unit/*.h $(CORE
 $(BUILD)/tests/test_stress_tsan: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
 	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -DSTRESS_SCALE=8 $< $(UNIT_FIXTURE) -o $@ $(CORE_TSAN_LIB) -lcmocka -lpthread
 
-CHECK_BINS += $(CORE_TEST_BINS) $(BUILD)/tests/test_stress_tsan
+# The stress test with the chaos switch (yields at the allocator's racy
+# points), more threads than cores, an odd heap with 8 arenas and a small
+# heap with one arena.
+CHAOS_A := -DSTRESS_THREADS=32 -DSTRESS_ARENAS=8 -DSTRESS_HEAP='((48ull<<20)+12345)'
+CHAOS_B := -DSTRESS_THREADS=24 -DSTRESS_ARENAS=1 -DSTRESS_HEAP='(4ull<<20)'
+$(BUILD)/tests/test_stress_chaos_%: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DSTRESS_SCALE=40 $(CHAOS_$*) $< $(UNIT_FIXTURE) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_stress_chaos_A $(BUILD)/tests/test_stress_chaos_B
+
+# The layout at its size limits, under UBSan and ASan (layout.c from source).
+$(BUILD)/tests/test_layout_bounds: tests/unit/test_layout_bounds.c device/layout.c device/*.h $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< device/layout.c -o $@ $(CORE_LIB) -lcmocka
+
+CHECK_BINS += $(CORE_TEST_BINS) $(BUILD)/tests/test_stress_tsan $(BUILD)/tests/test_layout_bounds

@@ -15,3 +15,9 @@ $(HOST_SO): $(HOST_OBJS)
 	$(CC) -shared -Wl,-soname,libdevmalloc.so.0 -o $@ $^ $(LDCUDA)
 
 LIBS += $(HOST_LIB) $(HOST_SO)
+
+# Heap creation at its size limits against a fake driver (no GPU, no libcuda).
+$(BUILD)/tests/test_heap_sizes: tests/unit/test_heap_sizes.c $(HOST_LIB) $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(HOST_RT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< \
+	  -o $@ $(HOST_LIB) $(CORE_LIB) -lcmocka
+CHECK_BINS += $(BUILD)/tests/test_heap_sizes

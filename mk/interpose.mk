@@ -15,12 +15,12 @@ SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
 SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
-                 image_scan limit log options owners state \
+                 fork image_bound image_scan limit log options owners state \
                  hook_sync nvtx options_obs stats_rec trace trace_timer
 SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
-                 interpose/pool_hooks.h include/devmalloc.h \
+                 interpose/pool_hooks.h interpose/relink_err.h include/devmalloc.h \
                  interpose/obs.h interpose/obs_event.h interpose/stats_rec.h
 SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
 # Parts linked in (optional: a part that is not in the tree is left out and
@@ -32,7 +32,8 @@ SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 # libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
 # the one dynamic dependency (the GPU machines have it, DESIGN.md).
 SHIM_STATIC   := -l:libzstd.a -l:liblz4.a -Wl,--as-needed -lelf -Wl,--no-as-needed
-SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,--exclude-libs,ALL \
+# -z nodelete: a dlclose() cannot unmap hooks the application still holds.
+SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--exclude-libs,ALL \
                  -Wl,--version-script=interpose/exports.map -Wl,-soname,libdevmalloc_preload.so
 
 $(SHIM_DIR)/%.o: interpose/%.c $(SHIM_HDRS) | $(SHIM_DIR)/.dir
@@ -69,11 +70,32 @@ $(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/heap_ops.o,$(SHIM_OBJS)) | $(SHIM_TDI
 	rm -f $@ && ar rcs $@ $^
 SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
-SHIM_TESTS := options hooks shim_core observe
+SHIM_TESTS := options hooks shim_core observe log lifecycle
 SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
 $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats_canon.py $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
 
+# The shim's logic tests again under ASan/UBSan and under TSan: the shim's
+# objects (but heap_ops) compiled with the sanitizer, in one build per tool.
+# dlsym.c's interposer is renamed there: the sanitizer runtime resolves its
+# interceptors with dlsym while it starts, before the shim could answer
+# (test_hooks covers the interposer).
+SHIM_TEST_SRCS := $(filter-out interpose/heap_ops.c interpose/dlsym.c,$(SHIM_NAMES:%=interpose/%.c))
+SHIM_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SHIM_SAN_tsan := -fsanitize=thread
+$(SHIM_TDIR)/test_shim_core_%: tests/unit/test_shim_core.c tests/unit/shim_fake.h $(SHIM_TEST_SRCS) interpose/dlsym.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 -Ddlsym=dm_test_dlsym -c interpose/dlsym.c -o $@-dlsym.o
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SHIM_SAN_$*) $< $(SHIM_TEST_SRCS) $@-dlsym.o -o $@ \
+	  -lcmocka -ldl -lpthread -lm
+SHIM_TEST_BINS += $(SHIM_TDIR)/test_shim_core_asan $(SHIM_TDIR)/test_shim_core_tsan
+
+# The pre-scan alone, from source, under ASan and UBSan (hostile unsized images).
+IMAGE_SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
+$(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< $(IMAGE_SCAN_SRCS) -o $@ -lcmocka
+SHIM_TEST_BINS += $(SHIM_TDIR)/test_image_bound
+# The lifecycle test dlopens the shim itself.
+$(SHIM_TDIR)/test_lifecycle: $(SHIM)
 
 CHECK_BINS += $(SHIM_TEST_BINS)
 # The summary at exit in the other two formats, NVTX off once (test_observe

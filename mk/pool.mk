@@ -40,8 +40,18 @@ $(BUILD)/pool/test_pool_threads_tsan: tests/unit/test_pool_threads.c \
 	$(CC) $(POOL_CFLAGS) -O1 -fsanitize=thread -DPOOL_THREADS_SCALE=4 $< -o $@ \
 	  $(POOL_TSAN_LIB) $(POOL_LDLIBS)
 
+# Pool lifetime against context destruction: under ASan/UBSan (from source)
+# and under ThreadSanitizer.
+$(BUILD)/pool/test_pool_lifetime_asan: tests/unit/test_pool_lifetime.c $(POOL_SRCS) $(POOL_HDRS) | $(BUILD)/pool/.dir
+	$(CC) $(POOL_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< \
+	  $(POOL_SRCS) -o $@ $(POOL_LDLIBS)
+$(BUILD)/pool/test_pool_lifetime_tsan: tests/unit/test_pool_lifetime.c $(POOL_TSAN_LIB) | $(BUILD)/pool/.dir
+	$(CC) $(POOL_CFLAGS) -O1 -fsanitize=thread -DLIFETIME_ROUNDS=150 $< -o $@ \
+	  $(POOL_TSAN_LIB) $(POOL_LDLIBS)
+
 LIBS += $(POOL_LIB)
-CHECK_BINS += $(POOL_TEST_BINS) $(BUILD)/pool/test_pool_threads_tsan
+CHECK_BINS += $(POOL_TEST_BINS) $(BUILD)/pool/test_pool_threads_tsan \
+              $(BUILD)/pool/test_pool_lifetime_asan $(BUILD)/pool/test_pool_lifetime_tsan
 
 # ---- GPU programs (built here with nvcc, run on a GPU machine) ----
 POOL_NVCC_FLAGS := $(NVCC_FLAGS) -Ihost -Iinterpose $(NVCC_GENCODE)

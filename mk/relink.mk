@@ -7,14 +7,14 @@
 #                                    $(RELINK_LDLIBS) after it
 #   $(BUILD)/devmalloc-inspect       the inspect tool (TOOLS)
 # Targets
-#   make fuzz [FUZZ_TIME=20]          run the libFuzzer target on the fatbin reader
+#   make fuzz [FUZZ_TIME=20]          run every libFuzzer target FUZZ_TIME seconds
 
 RELINK_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
-               interpose/ptx_scan.c interpose/sha256.c interpose/cache.c \
+               interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c \
                interpose/jit_link.c interpose/relink.c
 # The reader alone (no driver, no embedded PTX): tests, fuzz and inspect use it.
 RELINK_READER_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
-                      interpose/ptx_scan.c interpose/sha256.c interpose/cache.c
+                      interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c
 RELINK_HDRS := $(wildcard interpose/*.h) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
 RELINK_LIB  := $(BUILD)/libdevmalloc_relink.a
@@ -108,39 +108,63 @@ $(RELINK_TDIR)/test_cubin: tests/unit/test_cubin.c tests/unit/relink_test_util.h
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
-$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
 RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
-                 $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache \
+                 $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
                  $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect
 
-# ---- fuzz target (clang libFuzzer) ----
+# ---- fuzz targets (clang libFuzzer) ----
+# One per reader of untrusted bytes: the fatbin/cubin reader (fatbin), the
+# load-time pre-scan of unsized images (prescan), the registration wrapper
+# (wrapper), the re-link input paths (relink) and the cache entry reader
+# (cache_entry). `make check` runs each FUZZ_CHECK_TIME seconds (when clang
+# works); `make fuzz FUZZ_TIME=600` runs each longer. Corpora persist under
+# $(RELINK_DIR)/fuzz/work; crash reproducers land there too.
 FUZZ_CC ?= clang
 FUZZ_TIME ?= 20
-FUZZ_BIN := $(RELINK_DIR)/fuzz/fuzz_fatbin
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+FUZZ_CHECK_TIME ?= 4
+FUZZ_DIR := $(RELINK_DIR)/fuzz
+FUZZ_TARGETS := fatbin prescan wrapper relink cache_entry
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Itests/unit \
               -fno-sanitize-recover=all $(CPPFLAGS) -Iinterpose -DDM_IMAGE_MAX='((size_t)1<<24)'
-$(FUZZ_BIN): tests/fuzz/fuzz_fatbin.c $(RELINK_READER_SRCS) $(RELINK_HDRS) | $(RELINK_DIR)/fuzz/.dir
-	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(RELINK_READER_SRCS) -o $@ $(RELINK_LDLIBS)
-$(RELINK_DIR)/fuzz/corpus/.stamp: $(FIXTURES) | $(RELINK_DIR)/fuzz/.dir
+SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
+FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
+FUZZ_SRCS_prescan := $(SCAN_SRCS)
+FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
+FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
+FUZZ_SRCS_cache_entry := interpose/cache.c interpose/cache_dir.c interpose/sha256.c
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard interpose/*.c) \
+    $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS)
+$(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
 	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@
-# Replay of the seed corpus and saved crashers: in `make check` when clang works.
-$(RELINK_TDIR)/fuzz_replay: $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus/.stamp | $(RELINK_TDIR)/.dir
-	printf '#!/bin/sh\nexec %s -runs=0 %s tests/fuzz/seeds\n' $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus > $@ && chmod +x $@
-ifneq ($(shell command -v $(FUZZ_CC) 2>/dev/null),)
-RELINK_CHECKS += $(RELINK_TDIR)/fuzz_replay
-endif
+FUZZ_RUN = bash tests/fuzz/run_bounded.sh
+# Bounded fuzzing (seeds, saved crashers, then new inputs) in `make check`.
+# clang is looked for when the check runs, after tools/setup-deps.sh has
+# installed it (not when this file is read); without it the check says so.
+.PHONY: fuzz-bins $(RELINK_TDIR)/fuzz_check
+fuzz-bins: $(FUZZ_BINS) $(FUZZ_DIR)/corpus/.stamp
+$(RELINK_TDIR)/fuzz_check: tests/fuzz/run_bounded.sh | $(RELINK_TDIR)/.dir
+	@if command -v $(FUZZ_CC) >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory fuzz-bins && \
+	  printf '#!/bin/sh\nexec %s %s %s %s %s\n' "$(FUZZ_RUN)" $(FUZZ_CHECK_TIME) \
+	    $(FUZZ_DIR)/work $(FUZZ_DIR)/corpus "$(FUZZ_BINS)" > $@; \
+	else printf '#!/bin/sh\necho "fuzz: $(FUZZ_CC) not found: skipped"\n' > $@; fi
+	@chmod +x $@
+RELINK_CHECKS += $(RELINK_TDIR)/fuzz_check
 
 .PHONY: fuzz
-fuzz: $(FUZZ_BIN) $(RELINK_DIR)/fuzz/corpus/.stamp
-	mkdir -p $(RELINK_DIR)/fuzz/work
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -max_len=65536 -print_final_stats=1 \
-	  -artifact_prefix=$(RELINK_DIR)/fuzz/ $(RELINK_DIR)/fuzz/work $(RELINK_DIR)/fuzz/corpus
+fuzz: $(FUZZ_BINS) $(FUZZ_DIR)/corpus/.stamp
+	$(FUZZ_RUN) $(FUZZ_TIME) $(FUZZ_DIR)/work $(FUZZ_DIR)/corpus $(FUZZ_BINS)
 
 CHECK_BINS += $(RELINK_CHECKS)
 

@@ -3,8 +3,10 @@
 #   tools/setup-deps.sh               install what is missing
 #   tools/setup-deps.sh --if-missing  same, silent when nothing is missing
 set -euo pipefail
-pkgs=(libelf-dev libcmocka-dev libzstd-dev liblz4-dev pkg-config python3-matplotlib)
-hdrs=(/usr/include/libelf.h /usr/include/cmocka.h /usr/include/zstd.h /usr/include/lz4.h /usr/bin/pkg-config
+# clang: the libFuzzer targets that `make check` runs for a few seconds each.
+# python3-matplotlib: `devmalloc report` and the benchmark plots.
+pkgs=(libelf-dev libcmocka-dev libzstd-dev liblz4-dev pkg-config clang python3-matplotlib)
+hdrs=(/usr/include/libelf.h /usr/include/cmocka.h /usr/include/zstd.h /usr/include/lz4.h /usr/bin/pkg-config /usr/bin/clang
       /usr/lib/python3/dist-packages/matplotlib/__init__.py)
 missing=()
 for i in "${!pkgs[@]}"; do [ -e "${hdrs[$i]}" ] || missing+=("${pkgs[$i]}"); done

@@ -7,6 +7,7 @@
 #define SHIM_FAKE_H
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include "shim.h"
 
 static atomic_int fk_creates, fk_binds_mod, fk_binds_lib, fk_destroys;
@@ -16,12 +17,17 @@ static int fk_stats_fails;        /* the heap's counters can no longer be read *
 static uint64_t fk_allocs = 42;   /* what the next read reports */
 
 struct devmalloc_heap { CUcontext ctx; size_t bytes; };
+/* A heap of a context that is gone is forgotten, not freed (its memory went
+ * with the context): the fake keeps every heap reachable for LeakSanitizer. */
+devmalloc_heap_t *fk_made[256];
+static atomic_int fk_nmade;
 
 static devmalloc_status_t fk_create(CUcontext c, size_t b, devmalloc_heap_t **out) {
   atomic_fetch_add(&fk_creates, 1);
   fk_last_bytes = b;
   if (fk_create_fails) return DEVMALLOC_ENOMEM;
   devmalloc_heap_t *h = malloc(sizeof *h);
+  fk_made[atomic_fetch_add(&fk_nmade, 1) & 255] = h;
   h->ctx = c;
   h->bytes = b;
   *out = h;

@@ -359,6 +359,48 @@ static void test_decompress_direct(void **state)
     assert_memory_equal(out, "abc", 3);
 }
 
+/* A zstd frame of RLE blocks declaring 1 GiB: about 32 KiB that would
+ * inflate to 1 GiB. Refused from its declared size, before any allocation. */
+static void test_zstd_bomb(void **state)
+{
+    (void)state;
+    const size_t total = (size_t)1 << 30, block = (size_t)128 << 10;
+    size_t nblk = total / block, n = 4 + 1 + 8 + nblk * 4;
+    unsigned char *f = malloc(n), *p = f;
+    assert_non_null(f);
+    const uint32_t magic = 0xFD2FB528u;
+    memcpy(p, &magic, 4); p += 4;
+    *p++ = 0xE0;                                   /* single segment, 8-byte content size */
+    uint64_t fcs = total;
+    memcpy(p, &fcs, 8); p += 8;
+    for (size_t i = 0; i < nblk; i++) {
+        uint32_t h = (uint32_t)(block << 3) | (1u << 1) | (i + 1 == nblk);   /* RLE block */
+        *p++ = h & 0xff; *p++ = (h >> 8) & 0xff; *p++ = (h >> 16) & 0xff;
+        *p++ = ' ';
+    }
+    dm_fb_entry_t e = { .kind = DM_FB_KIND_PTX, .codec = DM_CODEC_ZSTD, .payload = f,
+                        .payload_size = n, .compressed_size = (uint32_t)n,
+                        .uncompressed_size = total };
+    unsigned char *out = NULL;
+    size_t sz = 0;
+    char why[200];
+    assert_int_equal(dm_fb_entry_load(&e, &out, &sz, why, sizeof why), -ENOMEM);
+    assert_null(out);
+    assert_non_null(strstr(why, "ratio"));
+    /* a modest declared size from the same kind of frame is honoured */
+    const size_t small = 8 << 10;
+    uint32_t h = (uint32_t)(small << 3) | (1u << 1) | 1u;   /* one RLE block, the last */
+    f[13] = h & 0xff; f[14] = (h >> 8) & 0xff; f[15] = (h >> 16) & 0xff;
+    fcs = small;
+    memcpy(f + 5, &fcs, 8);
+    e.uncompressed_size = small;
+    e.payload_size = e.compressed_size = 4 + 1 + 8 + 4;
+    assert_int_equal(dm_fb_entry_load(&e, &out, &sz, why, sizeof why), 0);
+    assert_int_equal(sz, small);
+    free(out);
+    free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -369,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_bad_entry_fields),
         cmocka_unit_test(test_section_scan),
         cmocka_unit_test(test_decompress_direct),
+        cmocka_unit_test(test_zstd_bomb),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_corrupted),
     };

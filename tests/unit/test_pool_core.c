@@ -340,6 +340,29 @@ static void test_source_refuses(void **st) {
   free(f);
 }
 
+/* Sizes the granule rounding would wrap are refused at creation; a first
+ * chunk larger than the device is grown down to what the device gives. */
+static void test_huge_sizes(void **st) {
+  (void)st;
+  fake_src_t *f = calloc(1, sizeof *f);
+  f->capacity = 80 * GiB;
+  dm_pool_source_t src = fake_source(f);
+  dm_pool_t *p = NULL;
+  dm_pool_config_t cfg = {.initial_bytes = SIZE_MAX};
+  assert_int_equal(dm_pool_create(&cfg, &src, &p), DM_POOL_EINVAL);
+  cfg.initial_bytes = SIZE_MAX - 4095;
+  assert_int_equal(dm_pool_create(&cfg, &src, &p), DM_POOL_EINVAL);
+  cfg = (dm_pool_config_t){.grow_bytes = SIZE_MAX};
+  assert_int_equal(dm_pool_create(&cfg, &src, &p), DM_POOL_EINVAL);
+  cfg = (dm_pool_config_t){.initial_bytes = 100 * GiB};
+  assert_int_equal(dm_pool_create(&cfg, &src, &p), 0);
+  uint64_t a;
+  assert_int_equal(dm_pool_alloc(p, 1 * MiB, &a), 0);
+  assert_true(f->n >= 1 && f->bytes[0] <= 80 * GiB && f->bytes[0] >= 2 * MiB);
+  dm_pool_destroy(p);
+  free(f);
+}
+
 static void test_double_and_foreign(void **st) {
   (void)st;
   fake_src_t *f = calloc(1, sizeof *f);
@@ -505,6 +528,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_option),
       cmocka_unit_test(test_double_and_foreign),
+      cmocka_unit_test(test_huge_sizes),
       cmocka_unit_test(test_exhaustion_and_growth),
       cmocka_unit_test(test_auto_sizing),
       cmocka_unit_test(test_source_refuses),

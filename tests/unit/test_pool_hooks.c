@@ -33,6 +33,9 @@ static int nrec;
 static size_t rnd(size_t b) { return (b + 65535) / 65536 * 65536; }
 static CUresult f_ctx_get(CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
 static CUresult f_sync(void) { n_sync++; return CUDA_SUCCESS; }
+static _Thread_local CUcontext pushed_over;
+static CUresult f_push(CUcontext c) { pushed_over = cur_ctx; cur_ctx = c; return CUDA_SUCCESS; }
+static CUresult f_pop(CUcontext *c) { *c = cur_ctx; cur_ctx = pushed_over; return CUDA_SUCCESS; }
 static CUresult f_alloc(CUdeviceptr *p, size_t b) {
   n_real_alloc++;
   last_real_alloc = b;
@@ -90,7 +93,8 @@ static void reset(const char *mode, int sync, uint64_t capacity) {
 static int setup(void **st) {
   (void)st;
   dm_pool_driver_t d = {.ctx_get_current = f_ctx_get, .ctx_synchronize = f_sync,
-                        .mem_get_info = f_info, .mem_free = f_free};
+                        .mem_get_info = f_info, .mem_free = f_free,
+                        .ctx_push_current = f_push, .ctx_pop_current = f_pop};
   dm_pool_hooks_set_driver(&d);
   return 0;
 }
@@ -186,6 +190,20 @@ static void test_fallback_and_passthrough(void **st) {
   assert_int_equal(dm_pool_mem_alloc(&x, 100, f_alloc), CUDA_ERROR_INVALID_CONTEXT);
   cur_ctx = CTX_A;
   assert_int_equal(dm_pool_mem_free(big, f_free), CUDA_SUCCESS);
+}
+
+/* A pool size the 2 MiB rounding would wrap: no pool, the driver serves. */
+static void test_huge_pool_size(void **st) {
+  (void)st;
+  reset("18446744073709549568", 1, GiB);   /* 2^64 - 2048 */
+  uint64_t created = hstats().pools_created;
+  CUdeviceptr a;
+  int reals = n_real_alloc;
+  assert_int_equal(dm_pool_mem_alloc(&a, 4096, f_alloc), CUDA_SUCCESS);
+  assert_int_equal(n_real_alloc, reals + 1);
+  assert_int_equal(last_real_alloc, 4096);
+  assert_int_equal(hstats().pools_created, created);
+  assert_int_equal(dm_pool_mem_free(a, f_free), CUDA_SUCCESS);
 }
 
 static void test_bad_frees(void **st) {
@@ -291,6 +309,7 @@ int main(void) {
       cmocka_unit_test(test_nothing_fails_that_would_succeed),
       cmocka_unit_test(test_fallback_and_passthrough),
       cmocka_unit_test(test_bad_frees),
+      cmocka_unit_test(test_huge_pool_size),
       cmocka_unit_test(test_contexts),
       cmocka_unit_test(test_pitch),
       cmocka_unit_test(test_auto_and_reentrance),

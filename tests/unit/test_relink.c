@@ -11,6 +11,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <cuda.h>
 #include "fatbin.h"
@@ -19,8 +22,7 @@
 #include "relink_test_util.h"
 
 /* ---- fake driver ---- */
-static int fake_cc_major = 9, fake_cc_minor = 0;
-static int fake_links, fake_fail_link, fake_no_ctx;
+static int fake_links, fake_fail_link;
 static char fake_first_target[32];
 static char fake_second_target[32]; /* devmalloc's PTX as linked */
 static char fake_input_names[2][32];
@@ -80,35 +82,7 @@ static CUresult f_link_destroy(CUlinkState ls)
     free(s);
     return CUDA_SUCCESS;
 }
-static CUresult f_ctx_get_device(CUdevice *d)
-{
-    *d = 0;
-    return fake_no_ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-static CUresult f_attr(int *v, CUdevice_attribute a, CUdevice d)
-{
-    (void)d;
-    *v = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? fake_cc_major : fake_cc_minor;
-    return CUDA_SUCCESS;
-}
-static CUresult f_driver_version(int *v) { *v = 13000; return CUDA_SUCCESS; }
-
-static void *fake_resolve(const char *sym)
-{
-    static const struct { const char *n; void *f; } t[] = {
-        { "cuLinkCreate_v2", (void *)f_link_create },
-        { "cuLinkAddData_v2", (void *)f_link_add },
-        { "cuLinkComplete", (void *)f_link_complete },
-        { "cuLinkDestroy", (void *)f_link_destroy },
-        { "cuCtxGetDevice", (void *)f_ctx_get_device },
-        { "cuDeviceGetAttribute", (void *)f_attr },
-        { "cuDriverGetVersion", (void *)f_driver_version },
-    };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (!strcmp(t[i].n, sym))
-            return t[i].f;
-    return NULL;
-}
+#include "fake_jit.h"
 
 static char cache_root[256];
 
@@ -278,12 +252,102 @@ static void test_fallbacks(void **state)
     free(b);
 }
 
+/* DEVMALLOC_CACHE_DIR values that are no usable absolute path: in a child
+ * (options are read once per process), from an empty working directory. The
+ * cache is off and nothing is created where the application runs. */
+static int cache_dir_value_creates(const char *value)
+{
+    char cwd[300];
+    snprintf(cwd, sizeof cwd, "%s/cwd-XXXXXX", cache_root);
+    assert_non_null(mkdtemp(cwd));
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (chdir(cwd) != 0)
+            _exit(2);
+        setenv("DEVMALLOC_CACHE_DIR", value, 1);
+        const void *out = NULL;
+        size_t sz;
+        char why[300];
+        dm_relink_image(".version 9.0\n.target sm_90\n", &out, &sz, why, sizeof why);
+        char cmd[400];
+        snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s')\"", cwd);
+        _exit(system(cmd) == 0 ? 0 : 1);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void test_cache_dir_values(void **state)
+{
+    (void)state;
+    assert_int_equal(cache_dir_value_creates("off "), 0);
+    assert_int_equal(cache_dir_value_creates(" OFF\t"), 0);
+    assert_int_equal(cache_dir_value_creates("relative/cache"), 0);
+    assert_int_equal(cache_dir_value_creates("  "), 0);
+}
+
+/* Files that are not module images: refused without reading them through,
+ * and without blocking on a FIFO. */
+static void test_odd_files(void **state)
+{
+    (void)state;
+    const void *out = NULL;
+    size_t sz;
+    char why[300];
+    assert_int_equal(dm_relink_file("/dev/zero", &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not a regular file"));
+    char dir[] = "/tmp/dm_relink_XXXXXX", path[600];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    alarm(20);
+    assert_int_equal(dm_relink_file(path, &out, &sz, why, sizeof why), 0);
+    alarm(0);
+    assert_non_null(strstr(why, "not a regular file"));
+    unlink(path);
+    snprintf(path, sizeof path, "%s/zeros", dir);   /* a big file of no format */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), 64 << 20), 0);
+    fclose(f);
+    assert_int_equal(dm_relink_file(path, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "unknown image format"));
+    unlink(path);
+    assert_int_equal(dm_relink_file(dir, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not a regular file"));
+    rmdir(dir);
+    assert_null(out);
+}
+
+/* The shim's path: an image delimited by the caller. */
+static void test_sized(void **state)
+{
+    (void)state;
+    const void *out = NULL;
+    size_t len, sz;
+    char why[300];
+    unsigned char *b = fx_read("malloc_default.fatbin", &len);
+    assert_int_equal(dm_relink_sized(b, b, len, &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    /* a size shorter than the fatbin declares is corrupt, not read past */
+    assert_int_equal(dm_relink_sized(b, b, len / 2, &out, &sz, why, sizeof why), 0);
+    assert_non_null(strstr(why, "corrupt fatbin"));
+    assert_int_equal(dm_relink_sized(b, NULL, 0, &out, &sz, why, sizeof why), 0);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cache_dir_values),   /* first: before options are read */
         cmocka_unit_test(test_relink_and_cache),
         cmocka_unit_test(test_pick_arch),
         cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_odd_files),
+        cmocka_unit_test(test_sized),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

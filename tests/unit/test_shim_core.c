@@ -373,9 +373,42 @@ static void t_load_hooks(void **st) {
   dm_owner_unlock();
 }
 
+/* ---- hook_ctx.c: the limit hook against sizes no device has ---- */
+#define FAKE_DEVICE_BYTES (80ull << 30)
+static int stock_refuses_all;   /* a stock-malloc kernel already ran */
+static CUresult fd_ctx_device(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+static CUresult fd_total_mem(size_t *b, CUdevice d) { *b = FAKE_DEVICE_BYTES; return CUDA_SUCCESS; }
+static CUresult f_set_limit(CUlimit l, size_t v) {
+  return stock_refuses_all || v > FAKE_DEVICE_BYTES ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+static void t_limit_hook_sizes(void **st) {
+  reset_all();
+  dm_drv.cuCtxGetDevice = fd_ctx_device;
+  dm_drv.cuDeviceTotalMem_v2 = fd_total_mem;
+  dm_candidates_set();
+  g_cur = CTX_A;
+  size_t v = 0;
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, SIZE_MAX),
+                   CUDA_ERROR_INVALID_VALUE);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE,
+                                      FAKE_DEVICE_BYTES + 1), CUDA_ERROR_INVALID_VALUE);
+  assert_int_equal(dm_h_ctx_get_limit(NULL, &v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
+  assert_int_equal(v, DM_DEFAULT_HEAP_BYTES);   /* nothing was recorded */
+  /* a size the device has is devmalloc's even when the stock heap refuses it */
+  stock_refuses_all = 1;
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 1ull << 30),
+                   CUDA_SUCCESS);
+  assert_int_equal(dm_h_ctx_get_limit(NULL, &v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
+  assert_int_equal(v, 1ull << 30);
+  stock_refuses_all = 0;
+  reset_all();
+}
+
 int main(void) {
   setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
   const struct CMUnitTest tests[] = {
+    cmocka_unit_test(t_limit_hook_sizes),
     cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),
     cmocka_unit_test(t_cache_owners),  cmocka_unit_test(t_image_scan),
     cmocka_unit_test(t_image_scan_real), cmocka_unit_test(t_launch_path),

@@ -2,7 +2,10 @@
  * 1 B to the pool size. Every live block is checked against shadow maps (no
  * two overlap), is aligned as promised, keeps its contents; after everything
  * is freed the pool is whole again and the counters balance. Built a second
- * time under ThreadSanitizer with fewer operations (STRESS_SCALE). */
+ * time under ThreadSanitizer with fewer operations (STRESS_SCALE), and with
+ * the chaos switch (DM_CHAOS: yields at the allocator's racy points) with
+ * more threads than cores and other heap sizes and arena counts
+ * (STRESS_THREADS, STRESS_HEAP, STRESS_ARENAS; mk/core.mk). */
 #include <pthread.h>
 #include "devmalloc.h"
 #include "test_common.h"
@@ -10,10 +13,19 @@
 #ifndef STRESS_SCALE
 #define STRESS_SCALE 1
 #endif
-#define THREADS 8
+#ifndef STRESS_THREADS
+#define STRESS_THREADS 8
+#endif
+#ifndef STRESS_HEAP
+#define STRESS_HEAP (64ull << 20)
+#endif
+#ifndef STRESS_ARENAS
+#define STRESS_ARENAS 4
+#endif
+#define THREADS STRESS_THREADS
 #define OPS_PER_THREAD (1000000 / STRESS_SCALE)
 #define LIVE 256
-#define HEAP (64ull << 20)
+#define HEAP ((uint64_t)STRESS_HEAP)
 
 static fixture_heap_t f;
 static uint8_t *fine;     /* per 16 B granule: 1 while a small block covers it */
@@ -124,10 +136,10 @@ static void *stress_thread(void *arg) {
 }
 
 static void test_stress(void **st) {
-  fixture_heap_init(&f, HEAP, 4);
-  fine = calloc(HEAP >> 4, 1);
-  coarse = calloc(HEAP >> 14, sizeof *coarse);
-  smalls = calloc(HEAP >> 14, sizeof *smalls);
+  fixture_heap_init(&f, HEAP, STRESS_ARENAS);
+  fine = calloc((HEAP >> 4) + 1, 1);
+  coarse = calloc((HEAP >> 14) + 1, sizeof *coarse);
+  smalls = calloc((HEAP >> 14) + 1, sizeof *smalls);
   pthread_t t[THREADS];
   for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, stress_thread, (void *)i);
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
