@@ -8,15 +8,16 @@
 #     $(POOL_LIB) when those parts exist, each copied with its undefined cu*
 #     symbols renamed to dm_fwd_* (trampolines to the real driver, generated
 #     by interpose/gen_forwarders.sh): the shim never links libcuda,
-#   - zstd, lz4, libelf, zlib statically.
+#   - zstd, lz4 statically; libelf is dlopened on first use (elf_lazy.c), so
+#     a process that never touches CUDA maps nothing but the shim and libc.
 # It links with -z defs: nothing may stay unresolved.
 
 SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
-SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
+SHIM_NAMES    := bind ctxtab dlsym driver elf_lazy fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
                  image_scan limit log options owners state
-SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
+SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o) $(SHIM_DIR)/dlsym_entry.o
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
                  interpose/pool_hooks.h include/devmalloc.h
@@ -28,13 +29,15 @@ SHIM_PARTS    := $(HOST_LIB) $(if $(wildcard mk/relink.mk),$(BUILD)/libdevmalloc
                  $(if $(wildcard mk/pool.mk),$(BUILD)/libdevmalloc_pool.a)
 SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 # libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
-# the one dynamic dependency (the GPU machines have it, DESIGN.md).
-SHIM_STATIC   := -l:libzstd.a -l:liblz4.a -Wl,--as-needed -lelf -Wl,--no-as-needed
+# loaded at run time by elf_lazy.c (the GPU machines have it, DESIGN.md).
+SHIM_STATIC   := -l:libzstd.a -l:liblz4.a
 SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,--exclude-libs,ALL \
                  -Wl,--version-script=interpose/exports.map -Wl,-soname,libdevmalloc_preload.so
 
 $(SHIM_DIR)/%.o: interpose/%.c $(SHIM_HDRS) | $(SHIM_DIR)/.dir
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(SHIM_DIR)/%.o: interpose/%.S | $(SHIM_DIR)/.dir
+	$(CC) -fPIC -c $< -o $@
 
 # Undefined cu* symbols of the parts -> forwarders.
 $(SHIM_DIR)/fwd.syms: $(SHIM_PARTS) | $(SHIM_DIR)/.dir
@@ -102,3 +105,16 @@ $(SHIM_GPU)/shim_driver: tests/gpu/progs/shim_driver.c | $(SHIM_GPU)/.dir
 SHIM_GPU_BINS := $(addprefix $(SHIM_GPU)/,shim_static shim_shared shim_graph shim_threads \
                    shim_multigpu shim_limit shim_kernels.cubin shim_driver)
 GPU_BINS += $(SHIM) $(SHIM_GPU_BINS)
+
+# ---- the shim beside other interposers (host, no GPU) ----
+ITP_DIR := $(SHIM_DIR)/interposers
+$(ITP_DIR)/lazy_malloc.so: tests/interposers/lazy_malloc.c | $(ITP_DIR)/.dir
+	$(CC) $(HOST_CFLAGS) -shared $< -o $@ -ldl
+$(ITP_DIR)/probe: tests/interposers/probe.c | $(ITP_DIR)/.dir
+	$(CC) $(HOST_CFLAGS) $< -o $@ -ldl
+$(ITP_DIR)/check_interposers: tests/interposers/check_interposers.sh $(SHIM) \
+    $(ITP_DIR)/lazy_malloc.so $(ITP_DIR)/probe | $(ITP_DIR)/.dir
+	printf '#!/bin/sh\nexec bash %s %s %s %s %s\n' $(abspath $<) $(abspath $(SHIM)) \
+	  $(abspath $(ITP_DIR)/lazy_malloc.so) $(abspath $(ITP_DIR)/probe) $(CUDA_STUBS)/libcuda.so > $@
+	chmod +x $@
+CHECK_BINS += $(ITP_DIR)/check_interposers
