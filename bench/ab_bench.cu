@@ -20,6 +20,7 @@
 #include <vector>
 #ifdef DM_BENCH_DEVMALLOC
 #include "devmalloc_cuda.h"
+#include "../interpose/opt_parse.h"
 static const char *variant = "devmalloc";
 #else
 static const char *variant = "stock";
@@ -389,15 +390,12 @@ static void usage() {
   exit(2);
 }
 
+/* The project's one size syntax (interpose/opt_parse.h): 4096, 64M, 1.5G. */
 static size_t parse_bytes(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  switch (*end) {
-  case 'k': case 'K': v *= 1024; break;
-  case 'm': case 'M': v *= 1048576; break;
-  case 'g': case 'G': v *= 1073741824.0; break;
-  case 0: break;
-  default: fprintf(stderr, "ab_bench: bad size '%s'\n", s); exit(2);
+  uint64_t v;
+  if (dm_parse_bytes(s, &v) || v > SIZE_MAX) {
+    fprintf(stderr, "ab_bench: bad size '%s': expected %s\n", s, DM_OPT_FORMS_bytes);
+    exit(2);
   }
   return (size_t)v;
 }

@@ -20,6 +20,36 @@
 # Needs a CUDA GPU; without one it says so and exits 2.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. tools/need-gpu.sh
+usage() {
+  cat <<'USAGE'
+usage: devmalloc bench [--out DIR] [--quick] [ab_bench options...]
+       devmalloc bench --app "CMD ARGS" [--out DIR] [--reps R]
+       devmalloc bench --pool [--out DIR]
+(from a source checkout: bash bench/run.sh ..., or make bench BENCH_ARGS="...")
+
+The A/B benchmark: the same workloads with CUDA's stock device malloc and with
+devmalloc, one run, a table of Mop/s and ratios printed last; CSV and PNG
+plots (python3-matplotlib) in DIR. Needs a CUDA GPU: without one it says so
+and exits 2.
+
+  --out DIR          results directory (default bench-results/)
+  --quick            a short run (fewer sizes and repetitions)
+  --pool             the host pool benchmark: cudaMalloc vs cudaMallocAsync vs
+                     the MAM pool (p50/p99 latency by size and live segments)
+  --app "CMD ARGS"   one unmodified program without and with the shim: R runs
+                     each, median wall time, identical outputs or not
+  --reps R           repetitions (default 5)
+  --heap SIZE        heap of each variant (default 4G; 512M, 1.5G, ...)
+  --threads N        threads per kernel (default 1M)
+  --max-seconds S    per-kernel time cap (default 4; slower kernels run fewer
+                     threads, noted in the table)
+  --workloads LIST   init,sizes,scaling,mixed,divergent,churn,graph (utilization
+                     runs after them on a 256 MiB heap)
+  --sizes LIST       16,64,1K,...
+  -h, --help         this help
+USAGE
+}
 B=${BUILD:-build}
 out=bench-results
 args=()
@@ -35,17 +65,18 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
     --workloads) wl=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
     --app) app=$2; shift 2 ;;
     --pool) pool=1; shift ;;
     --reps) reps=$2; args+=("$1" "$2"); shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
+need_gpu "the benchmark (devmalloc bench)"
 if [ $pool -eq 1 ]; then
   [ -x "$B/pool/pool_bench" ] || { echo "bench: $B/pool/pool_bench missing: run 'make gpu-build' first" >&2; exit 2; }
   "$B/pool/pool_bench" "$out" "${args[@]}" || exit $?
-  exec python3 bench/plot_pool.py "$out"
+  exec python3 bench/plot_pool.py "$out"   # tables first; plots skipped with a note if impossible
 fi
 if [ -n "$app" ]; then
   exec bash bench/ab_app.sh "$out" "$reps" "$app"

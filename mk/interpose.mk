@@ -56,11 +56,19 @@ $(SHIM): $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o $(SHIM_FWD_LIBS) interpose/export
 	  -Wl,--whole-archive $(filter-out $(SHIM_DIR)/fwd/libdevmalloc.a,$(SHIM_FWD_LIBS)) \
 	  -Wl,--no-whole-archive $(SHIM_DIR)/fwd/libdevmalloc.a $(SHIM_STATIC) -ldl -lpthread -lm
 
+# The CLI: tools/devmalloc with its version and the option list generated
+# from options.def (tools/options_help.c) filled in.
+$(BUILD)/options_help: tools/options_help.c interpose/options.def interpose/opt_parse.h | $(BUILD)/.dir
+	$(CC) $(HOST_CFLAGS) -Iinterpose $< -o $@ -lm
+$(BUILD)/devmalloc: tools/devmalloc $(BUILD)/options_help include/devmalloc.h
+	awk -v h=$(BUILD)/options_help '$$0=="@OPTIONS_HELP@" {system(h); next} {print}' $< | \
+	  sed 's/"@VERSION@"/"$(DM_VERSION)"/' > $@ && chmod +x $@
+
 LIBS += $(SHIM)
-TOOLS += tools/devmalloc
+TOOLS += $(BUILD)/devmalloc
 
 INSTALL_STEPS += install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ ; \
-                 install -m 755 tools/devmalloc $(DESTDIR)$(PREFIX)/bin/ ;
+                 install -m 755 $(BUILD)/devmalloc $(DESTDIR)$(PREFIX)/bin/ ;
 
 # ---- host tests (cmocka, no GPU) ----
 SHIM_TDIR := $(SHIM_DIR)/tests
