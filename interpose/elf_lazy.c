@@ -43,7 +43,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static void load(void) {
   void *h = dlopen("libelf.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!h) {
-    dm_log(DM_LOG_WARN, "libelf.so.1 could not be loaded (%s): device images "
+    dm_log(DM_LOG_WARN, "warning: libelf.so.1 could not be loaded (%s): device images "
            "cannot be read, modules load unchanged", dlerror());
     return;
   }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # check_relink_products — the relink recipes work without a GPU:
 #  1. plain nvcc: tests/relink/app.cu (unchanged) + libdevmalloc_device.a at
-#     the device link; the binary defines no host malloc/free (the pitfall of
-#     DESIGN.md) and its loaded device image defines devmalloc's malloc (libelf
-#     on the embedded cubin, through devmalloc-inspect);
+#     the device link, for sm_90 and sm_120 (for sm_75 the link must fail,
+#     naming the reason); the binary defines no host malloc/free (the pitfall
+#     of DESIGN.md) and its loaded device image defines devmalloc's malloc
+#     (libelf on the embedded cubin, through devmalloc-inspect);
 #  2. the same with `make install` into a temporary prefix + pkg-config, and
 #     a program calling devmalloc_cuda_init: it needs no libdevmalloc.so at
 #     run time (the host runtime is linked statically);
@@ -37,6 +38,14 @@ check_binary() { # $1 name, $2 binary
 # 1. plain nvcc
 "$NVCC" -arch=sm_90 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_nvcc" \
   && check_binary nvcc "$T/app_nvcc" || bad "nvcc: build failed"
+# architectures: newer ones than the library's SASS get devmalloc (nvlink
+# compiles its PTX); an older one (sm_75) fails to link, naming the reason
+"$NVCC" -arch=sm_120 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_120" \
+  && check_binary "nvcc sm_120" "$T/app_120" || bad "nvcc sm_120: build failed"
+if "$NVCC" -arch=sm_75 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_75" >"$T/75.log" 2>&1; then
+  bad "nvcc sm_75: linked (its kernels would silently keep the stock allocator)"
+elif grep -q "devmalloc_needs_sm_80_or_newer" "$T/75.log"; then ok "nvcc sm_75: link refused, naming the reason"
+else bad "nvcc sm_75: link failed without the reason"; cat "$T/75.log"; fi
 # control: without devmalloc the same program calls the stock allocator
 "$NVCC" -arch=sm_90 tests/relink/app.cu -o "$T/app_stock"
 if "$B/devmalloc-inspect" "$T/app_stock" | grep -q "stock malloc: yes"; then ok "control: stock build uses the stock allocator"
