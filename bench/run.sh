@@ -73,10 +73,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 need_gpu "the benchmark (devmalloc bench)"
+# The tables need any python3; the plots need python3-matplotlib, which the
+# Debian package installs for the system python (tools/setup-deps.sh).
+PY=python3
+python3 -c 'import matplotlib' 2>/dev/null || { [ -x /usr/bin/python3 ] && PY=/usr/bin/python3; }
 if [ $pool -eq 1 ]; then
   [ -x "$B/pool/pool_bench" ] || { echo "bench: $B/pool/pool_bench missing: run 'make gpu-build' first" >&2; exit 2; }
   "$B/pool/pool_bench" "$out" "${args[@]}" || exit $?
-  exec python3 bench/plot_pool.py "$out"   # tables first; plots skipped with a note if impossible
+  exec "$PY" bench/plot_pool.py "$out"   # tables first; plots skipped with a note if impossible
 fi
 if [ -n "$app" ]; then
   exec bash bench/ab_app.sh "$out" "$reps" "$app"
@@ -113,4 +117,4 @@ if [ $quick -eq 0 ] && [[ ",$wl," != *",noutil,"* ]]; then
       || { echo "bench: ab_$v util failed" >&2; exit 3; }
   done
 fi
-python3 bench/report.py "$out" "$gpu"
+"$PY" bench/report.py "$out" "$gpu"

@@ -126,3 +126,9 @@ $(ITP_DIR)/check_interposers: tests/interposers/check_interposers.sh $(SHIM) \
 	  $(abspath $(ITP_DIR)/lazy_malloc.so) $(abspath $(ITP_DIR)/probe) $(CUDA_STUBS)/libcuda.so > $@
 	chmod +x $@
 CHECK_BINS += $(ITP_DIR)/check_interposers
+
+# ---- the CLI and the GPU scripts on a machine without a GPU ----
+$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-inspect \
+    bench/run.sh bench/plot_pool.py tests/gpu/run.sh tools/need-gpu.sh | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s %s\n' $< $(BUILD) > $@ && chmod +x $@
+CHECK_BINS += $(BUILD)/tests/check_cli
