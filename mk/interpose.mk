@@ -126,6 +126,7 @@ $(ITP_DIR)/check_interposers: tests/interposers/check_interposers.sh $(SHIM) \
 	  $(abspath $(ITP_DIR)/lazy_malloc.so) $(abspath $(ITP_DIR)/probe) $(CUDA_STUBS)/libcuda.so > $@
 	chmod +x $@
 CHECK_BINS += $(ITP_DIR)/check_interposers
+GPU_BINS += $(ITP_DIR)/lazy_malloc.so    # tests/gpu/cases/52_shim_coexist.sh
 
 # ---- the CLI and the GPU scripts on a machine without a GPU ----
 $(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-inspect \
