@@ -48,6 +48,7 @@ and exits 2.
                      runs after them on a 256 MiB heap)
   --sizes LIST       16,64,1K,...
   -h, --help         this help
+  --version          print the version
 USAGE
 }
 B=${BUILD:-build}
@@ -66,6 +67,7 @@ while [ $# -gt 0 ]; do
     --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
     --workloads) wl=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
+    --version) echo "devmalloc bench $(sed -n 's/^#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)"; exit 0 ;;
     --app) app=$2; shift 2 ;;
     --pool) pool=1; shift ;;
     --reps) reps=$2; args+=("$1" "$2"); shift 2 ;;

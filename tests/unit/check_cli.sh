@@ -25,6 +25,7 @@ grep -q "values: a byte count" <<<"$help" && ok "devmalloc --help gives the valu
 [ "$("$B/devmalloc" run --version)" = "devmalloc $ver" ] && ok "devmalloc run --version" || bad "devmalloc run --version"
 [ "$("$B/devmalloc-inspect" --version)" = "devmalloc-inspect $ver" ] && ok "devmalloc-inspect --version" ||
   bad "devmalloc-inspect --version"
+[ "$(bash bench/run.sh --version)" = "devmalloc bench $ver" ] && ok "bench --version" || bad "bench --version"
 "$B/devmalloc" run --bogus >/dev/null 2>&1; [ $? -eq 2 ] && ok "devmalloc run --bogus: exit 2" ||
   bad "devmalloc run --bogus: not exit 2"
 out=$("$B/devmalloc" bench --help); [ $? -eq 0 ] && grep -q '^usage: devmalloc bench' <<<"$out" &&
