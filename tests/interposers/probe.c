@@ -43,6 +43,12 @@ int main(int argc, char **argv) {
     CHECK(gpa != NULL && !strstr(object_of(gpa), "libdevmalloc_preload") == !shim);
     void *memcpy_ = dlsym(cuda, "cuMemcpy");
     CHECK(memcpy_ != NULL && strstr(object_of(memcpy_), "libdevmalloc_preload") == NULL);
+    /* the caller-relative search of driver names (RTLD_NEXT, RTLD_DEFAULT) */
+    void *global = dlopen(argv[1], RTLD_LAZY | RTLD_GLOBAL);
+    CHECK(global != NULL);
+    CHECK(dlsym(RTLD_NEXT, "cuMemcpy") == memcpy_);
+    CHECK(dlsym(RTLD_DEFAULT, "cuMemcpy") == memcpy_);
+    CHECK(dlsym(RTLD_NEXT, "cuNoSuchFunction") == NULL);
   }
 
   enum { N = 200000 };
