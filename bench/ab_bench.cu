@@ -18,9 +18,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include "../interpose/opt_parse.h"   /* the project's one size syntax */
 #ifdef DM_BENCH_DEVMALLOC
 #include "devmalloc_cuda.h"
-#include "../interpose/opt_parse.h"
 static const char *variant = "devmalloc";
 #else
 static const char *variant = "stock";

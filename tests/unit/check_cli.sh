@@ -2,7 +2,8 @@
 # check_cli.sh — the user-facing scripts without a GPU:
 #   - build/devmalloc --help lists every option of interpose/options.def;
 #     --version on the CLI (also after `run`) and on devmalloc-inspect;
-#   - bench --help is real help; bad usage exits 2;
+#   - bench --help is real help; bad usage exits 2; the benchmark binary
+#     takes the project's size syntax (1.5G) and names it when refusing;
 #   - with nvidia-smi failing (a stand-in on PATH), tests/gpu/run.sh and
 #     bench/run.sh exit 2 with one "needs a GPU" line;
 #   - plot_pool.py prints its tables when matplotlib cannot be imported.
@@ -30,6 +31,12 @@ grep -q "values: a byte count" <<<"$help" && ok "devmalloc --help gives the valu
   bad "devmalloc run --bogus: not exit 2"
 out=$("$B/devmalloc" bench --help); [ $? -eq 0 ] && grep -q '^usage: devmalloc bench' <<<"$out" &&
   grep -q -- '--heap SIZE' <<<"$out" && ok "devmalloc bench --help" || bad "devmalloc bench --help: '$out'"
+
+out=$("$B/bench/ab_stock" --heap 1.5Q 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "bad size '1.5Q': expected a byte count .*1.5G" <<<"$out" &&
+  ok "ab_bench: malformed size refused with the valid forms" || bad "ab_bench --heap 1.5Q: exit $rc, '$out'"
+out=$("$B/bench/ab_stock" --heap 1.5G --sizes 1K,0.5M --workloads none 2>&1)
+grep -q "bad size" <<<"$out" && bad "ab_bench refuses 1.5G / 0.5M: '$out'" || ok "ab_bench accepts 1.5G and 0.5M"
 
 # no GPU: nvidia-smi fails
 mkdir -p "$T/bin"
