@@ -9,7 +9,6 @@
  * Never call dm_options() before libc is initialized (i.e. from an ELF
  * constructor that runs before libc's): it uses getenv.
  *
- *
  * Thread safety: dm_options() is safe from any thread; the returned struct is
  * never modified after initialization.
  */
