@@ -70,11 +70,13 @@ static const void *maybe_relink_file(const char *path, const void **relinked, ch
   return *relinked;
 }
 
-/* The re-link's reason for not re-linking means the module keeps the stock
- * allocator (as opposed to: it never calls malloc, or holds devmalloc). */
+/* The re-link's reason for not re-linking says the module calls the stock
+ * allocator (every such reason of relink.c is about its PTX: none, too new,
+ * or failing to link), as opposed to: it never calls malloc, holds devmalloc,
+ * or could not be read (then nothing is known, and nothing is claimed). */
 static int keeps_stock(const char *why) {
-  return why && why[0] && !strstr(why, "does not call device malloc") &&
-         !strstr(why, "already linked with devmalloc") && !strstr(why, "DEVMALLOC_JIT=off");
+  return why && strstr(why, "PTX") && !strstr(why, "does not call device malloc") &&
+         !strstr(why, "already linked with devmalloc");
 }
 
 static int g_stock_warned;
