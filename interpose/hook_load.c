@@ -99,12 +99,14 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   if (has == DM_HAS_YES)
     dm_log(DM_LOG_INFO, "%s %p (%s): holds devmalloc%s", k, handle, label,
            relinked ? " (re-linked at load)" : "");
-  else if (has == DM_HAS_NO && keeps_stock(why) &&
-           !__atomic_exchange_n(&g_stock_warned, 1, __ATOMIC_ACQ_REL))
+  else if (keeps_stock(why) && !__atomic_exchange_n(&g_stock_warned, 1, __ATOMIC_ACQ_REL))
     dm_log(DM_LOG_WARN, "warning: %s %p (%s) runs on CUDA's stock device malloc, not "
            "devmalloc: it cannot be re-linked (%s); build it for sm_80 or newer with PTX "
            "(-arch=sm_XX) or link devmalloc in (-rdc=true); further such modules are "
            "listed at DEVMALLOC_VERBOSE=1", k, handle, label, why);
+  else if (keeps_stock(why))
+    dm_log(DM_LOG_INFO, "%s %p (%s): runs on the stock device malloc; not re-linked: %s", k,
+           handle, label, why);
   else if (has == DM_HAS_NO)
     dm_log(DM_LOG_INFO, "%s %p (%s): not bound: no devmalloc in the image%s%s", k, handle,
            label, why && why[0] ? "; not re-linked: " : "", why ? why : "");
