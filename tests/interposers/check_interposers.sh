@@ -2,12 +2,14 @@
 # check_interposers.sh — the shim preloaded beside other interposers: the
 # ASan, TSan and UBSan runtimes, a lazy malloc wrapper (both orders),
 # jemalloc and tcmalloc. Under each: /bin/echo, ls, python3 -c, and the probe
-# (dlsym paths of a CUDA program against the toolkit's stub libcuda). Also:
+# (dlsym paths of a CUDA program against the toolkit's stub libcuda); an
+# MPI-style launcher starting four probes at once. Also:
 # the shim alone maps neither libelf nor zlib into a process, and costs
 # little on dlsym(RTLD_NEXT) of non-driver names.
 #   check_interposers.sh SHIM LAZY_MALLOC_SO PROBE STUB_LIBCUDA
 set -u
 shim=$1 lazy=$2 probe=$3 stub=$4 fails=0 runs=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=report_bugs=0
 runtime() { local f; f=$(gcc -print-file-name="$1" 2>/dev/null); [ -f "$f" ] && echo "$f"; }
 syslib() {  # first existing path of a Debian multiarch library
@@ -52,6 +54,13 @@ je=$(syslib libjemalloc.so.2); tc=$(syslib libtcmalloc_minimal.so.4)
   fail "libjemalloc.so.2 not installed (tools/setup-deps.sh installs libjemalloc2)"
 [ -n "$tc" ] && { run "tcmalloc + shim" "$tc:$shim"; run "shim + tcmalloc" "$shim:$tc"; } ||
   fail "libtcmalloc_minimal.so.4 not installed (tools/setup-deps.sh installs libtcmalloc-minimal4)"
+
+# an MPI-style launcher: a parent that starts several children at once, each
+# inheriting LD_PRELOAD (shim and a malloc wrapper), and waits for them all
+out=$(LD_PRELOAD="$shim:$lazy" sh -c 'for i in 1 2 3 4; do "$0" "$1" >"$2.$i" 2>&1 & done; wait
+  cat "$2".1 "$2".2 "$2".3 "$2".4' "$probe" "$stub" "$tmp/child" 2>&1)
+[ "$(grep -c '^probe: ok' <<<"$out")" -eq 4 ] && echo "launcher: 4 children under shim + lazy wrapper ok" ||
+  fail "launcher with 4 children: $(head -c 300 <<<"$out" | tr '\n' ' ')"
 
 # nothing but the shim is mapped into a process that does not use CUDA
 maps=$(LD_PRELOAD=$shim cat /proc/self/maps)
