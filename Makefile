@@ -5,6 +5,7 @@
 #   make gpu-check  build and run the GPU suite (needs a GPU: tests/gpu/run.sh)
 #   make bench      A/B benchmark stock vs devmalloc (needs a GPU)
 #   make install    install into $(PREFIX) (default /usr/local)
+#   make uninstall  remove what install put there
 #   make clean
 #
 # Each part of the tree adds its own rules in mk/<part>.mk and appends to the
@@ -24,7 +25,7 @@ TOOLS       :=   # user-facing programs
 include mk/config.mk
 include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
-.PHONY: all check gpu-build gpu-check bench install clean deps
+.PHONY: all check gpu-build gpu-check bench install uninstall clean deps
 
 all: deps $(LIBS) $(TOOLS)
 
@@ -49,6 +50,9 @@ install: all
 	  $(DESTDIR)$(PREFIX)/share/devmalloc $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc
 	$(INSTALL_STEPS)
+
+uninstall:
+	$(UNINSTALL_STEPS)
 
 clean:
 	rm -rf $(BUILD)

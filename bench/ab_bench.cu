@@ -18,6 +18,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include "../interpose/opt_parse.h"   /* the project's one size syntax */
 #ifdef DM_BENCH_DEVMALLOC
 #include "devmalloc_cuda.h"
 static const char *variant = "devmalloc";
@@ -392,15 +393,12 @@ static void usage() {
   exit(2);
 }
 
+/* The project's one size syntax (interpose/opt_parse.h): 4096, 64M, 1.5G. */
 static size_t parse_bytes(const char *s) {
-  char *end;
-  double v = strtod(s, &end);
-  switch (*end) {
-  case 'k': case 'K': v *= 1024; break;
-  case 'm': case 'M': v *= 1048576; break;
-  case 'g': case 'G': v *= 1073741824.0; break;
-  case 0: break;
-  default: fprintf(stderr, "ab_bench: bad size '%s'\n", s); exit(2);
+  uint64_t v;
+  if (dm_parse_bytes(s, &v) || v > SIZE_MAX) {
+    fprintf(stderr, "ab_bench: bad size '%s': expected %s\n", s, DM_OPT_FORMS_bytes);
+    exit(2);
   }
   return (size_t)v;
 }

@@ -69,8 +69,8 @@ try:
         ax.set_title("bytes granted / heap bytes, 256 MiB heap, one size until NULL"); ax.legend()
         fig.tight_layout(); fig.savefig(os.path.join(out, "utilization.png"), dpi=110)
     print(f"plots: {out}/throughput_vs_size.png {out}/utilization.png")
-except ImportError:
-    print("plots: skipped (python3 matplotlib not installed)")
+except Exception as e:  # no matplotlib, no fonts, ...: the table below stands
+    print(f"plots: skipped ({type(e).__name__}: {e}); install python3-matplotlib (tools/setup-deps.sh)")
 
 print(f"\nA/B benchmark on {gpu or 'unknown GPU'} (Mop/s; ratio = devmalloc / stock; median of repetitions;")
 print("threads a/b: stock ran a threads, devmalloc b, where stock's kernel would have passed the time cap)")

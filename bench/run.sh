@@ -24,6 +24,41 @@
 # Needs a CUDA GPU; without one it says so and exits 2.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+. tools/need-gpu.sh
+usage() {
+  cat <<'USAGE'
+usage: devmalloc bench [--out DIR] [--quick] [ab_bench options...]
+       devmalloc bench --app "CMD ARGS" [--out DIR] [--reps R]
+       devmalloc bench --pool [--out DIR]
+(from a source checkout: bash bench/run.sh ..., or make bench BENCH_ARGS="...")
+
+The A/B benchmark: the same workloads with CUDA's stock device malloc and with
+devmalloc, one run, a table of Mop/s and ratios printed last; CSV and PNG
+plots (python3-matplotlib) in DIR. Needs a CUDA GPU: without one it says so
+and exits 2.
+
+  --out DIR          results directory (default bench-results/)
+  --quick            a short run (fewer sizes and repetitions)
+  --pool             the host pool benchmark: cudaMalloc vs cudaMallocAsync vs
+                     the MAM pool (p50/p99 latency by size and live segments)
+  --app "CMD ARGS"   one unmodified program without and with the shim: R runs
+                     each, median wall time, identical outputs or not
+  --reps R           repetitions (default 5)
+  --heap SIZE        heap of each variant (default 4G; 512M, 1.5G, ...)
+  --threads N        threads per kernel (default 1M)
+  --max-seconds S    per-kernel time cap (default 4; slower kernels run fewer
+                     threads, noted in the table)
+  --trace FILE       run the devmalloc variant under the shim with a heap
+                     timeline (docs/stats.md) and draw it into DIR
+  --nvtx             with --trace: NVTX ranges for Nsight Systems
+  --trace-period MS  with --trace: sampler thread period (default 5)
+  --workloads LIST   init,sizes,scaling,mixed,divergent,churn,graph (utilization
+                     runs after them on a 256 MiB heap)
+  --sizes LIST       16,64,1K,...
+  -h, --help         this help
+  --version          print the version
+USAGE
+}
 B=${BUILD:-build}
 out=bench-results
 args=()
@@ -42,7 +77,8 @@ while [ $# -gt 0 ]; do
     --quick) quick=1; shift ;;
     --max-seconds) maxs=$2; args+=("$1" "$2"); shift 2 ;;
     --workloads) wl=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
+    --version) echo "devmalloc bench $(sed -n 's/^#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)"; exit 0 ;;
     --trace) trace=$2; shift 2 ;;
     --nvtx) nvtx=1; shift ;;
     --trace-period) tperiod=$2; shift 2 ;;
@@ -52,10 +88,15 @@ while [ $# -gt 0 ]; do
     *) args+=("$1"); shift ;;
   esac
 done
+need_gpu "the benchmark (devmalloc bench)"
+# The tables need any python3; the plots need python3-matplotlib, which the
+# Debian package installs for the system python (tools/setup-deps.sh).
+PY=python3
+python3 -c 'import matplotlib' 2>/dev/null || { [ -x /usr/bin/python3 ] && PY=/usr/bin/python3; }
 if [ $pool -eq 1 ]; then
   [ -x "$B/pool/pool_bench" ] || { echo "bench: $B/pool/pool_bench missing: run 'make gpu-build' first" >&2; exit 2; }
   "$B/pool/pool_bench" "$out" "${args[@]}" || exit $?
-  exec python3 bench/plot_pool.py "$out"
+  exec "$PY" bench/plot_pool.py "$out"   # tables first; plots skipped with a note if impossible
 fi
 if [ -n "$app" ]; then
   exec bash bench/ab_app.sh "$out" "$reps" "$app"
@@ -105,4 +146,4 @@ if [ $quick -eq 0 ] && [[ ",$wl," != *",noutil,"* ]]; then
       || { echo "bench: ab_$v util failed" >&2; exit 3; }
   done
 fi
-python3 bench/report.py "$out" "$gpu"
+"$PY" bench/report.py "$out" "$gpu"

@@ -11,10 +11,16 @@
  * otherwise the first launch binds it (the heap is created then, so that
  * cuCtxSetLimit before the first launch still decides its size).
  *
+ * A module that calls the stock device malloc and could not be re-linked
+ * (SASS only, PTX too new for the device, a failed link) keeps CUDA's stock
+ * allocator: the first such module of the process is reported as a warning,
+ * whatever DEVMALLOC_VERBOSE says, with the reason; later ones at verbose 1.
+ *
  * Unload: forget the record and every launch-cache entry it owns (the driver
  * may reuse the handles).
  *
- * Locking: owner lock around record updates; relink/load run unlocked.
+ * Locking: owner lock around record updates; relink/load run unlocked; the
+ * "warned once" flag is an atomic exchange.
  */
 #include "shim.h"
 #include "relink.h"
@@ -77,6 +83,17 @@ static const void *maybe_relink_file(const char *path, const void **relinked, ch
   return *relinked;
 }
 
+/* The re-link's reason for not re-linking says the module calls the stock
+ * allocator (every such reason of relink.c is about its PTX: none, too new,
+ * or failing to link), as opposed to: it never calls malloc, holds devmalloc,
+ * or could not be read (then nothing is known, and nothing is claimed). */
+static int keeps_stock(const char *why) {
+  return why && strstr(why, "PTX") && !strstr(why, "does not call device malloc") &&
+         !strstr(why, "already linked with devmalloc");
+}
+
+static int g_stock_warned;
+
 static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
                    const char *how, const char *name, int relinked, const char *why) {
   CUcontext ctx = current_ctx();
@@ -96,6 +113,14 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   if (has == DM_HAS_YES)
     dm_log(DM_LOG_INFO, "%s %p (%s): holds devmalloc%s", k, handle, label,
            relinked ? " (re-linked at load)" : "");
+  else if (keeps_stock(why) && !__atomic_exchange_n(&g_stock_warned, 1, __ATOMIC_ACQ_REL))
+    dm_log(DM_LOG_WARN, "warning: %s %p (%s) runs on CUDA's stock device malloc, not "
+           "devmalloc: it cannot be re-linked (%s); build it for sm_80 or newer with PTX "
+           "(-arch=sm_XX) or link devmalloc in (-rdc=true); further such modules are "
+           "listed at DEVMALLOC_VERBOSE=1", k, handle, label, why);
+  else if (keeps_stock(why))
+    dm_log(DM_LOG_INFO, "%s %p (%s): runs on the stock device malloc; not re-linked: %s", k,
+           handle, label, why);
   else if (has == DM_HAS_NO)
     dm_log(DM_LOG_INFO, "%s %p (%s): not bound: no devmalloc in the image%s%s", k, handle,
            label, why && why[0] ? "; not re-linked: " : "", why ? why : "");

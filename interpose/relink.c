@@ -125,14 +125,13 @@ static void relink_opts_read(relink_opts_t *o)
         o->verbose = so->verbose;
         d = so->cache_dir;
     } else {
-        const char *j = secure_getenv("DEVMALLOC_JIT");
-        o->jit = JIT_AUTO;
-        if (j && (!strcasecmp(j, "off") || !strcmp(j, "0") || !strcasecmp(j, "no")))
-            o->jit = JIT_OFF;
-        else if (j && !strcasecmp(j, "force"))
-            o->jit = JIT_FORCE;
-        const char *v = secure_getenv("DEVMALLOC_VERBOSE");
-        o->verbose = v ? atoi(v) : 0;
+        /* same syntax as the table (opt_parse.h); malformed = default */
+        dm_opt_jit_t j = DM_JIT_AUTO;
+        dm_opt_level_t v = 0;
+        (void)dm_parse_jit(secure_getenv("DEVMALLOC_JIT"), &j);
+        (void)dm_parse_level(secure_getenv("DEVMALLOC_VERBOSE"), &v);
+        o->jit = j == DM_JIT_OFF ? JIT_OFF : j == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
+        o->verbose = v;
         d = secure_getenv("DEVMALLOC_CACHE_DIR");
     }
     o->cache_dir[0] = 0;

@@ -85,9 +85,18 @@ const char *dm_driver_export_name(const void *addr);
 void dm_glue_init(void);                 /* once, from dm_driver_init */
 void dm_glue_forget_ctx(CUcontext ctx);  /* the context is going away */
 
-/* ---- dlsym.c : dlsym interposition ---------------------------------------- */
+/* ---- dlsym.c, dlsym_entry.S : dlsym interposition ----------------------- */
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *dm_real_dlsym(void *handle, const char *name);
+/* dlsym for a name starting with "cu", reached by a jump from dlsym_entry.S
+ * (so its return address is the application's). */
+void *dm_dlsym_cu(void *handle, const char *name);
+/* Look up the real dlsym once; NULL when re-entered from that look-up. */
+void *(*dm_dlsym_resolve(void))(void *, const char *);
+
+/* ---- elf_lazy.c : libelf, loaded when the first image is read ------------ */
+/* 1 when libelf.so.1 could be loaded (loads it on first call). */
+int dm_elf_available(void);
 
 /* ---- log.c : messages -------------------------------------------------- */
 enum { DM_LOG_WARN = 0, DM_LOG_INFO = 1, DM_LOG_DEBUG = 2 };

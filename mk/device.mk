@@ -34,7 +34,16 @@ $(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 $(BUILD)/device/cuda_init.o: device/cuda_init.cpp include/*.h | $(BUILD)/device/.dir
 	$(CXX) -O2 -fPIC -Iinclude -I$(CUDA_HOME)/include -c $< -o $@
 
-$(DEVICE_LIB): $(BUILD)/device/devmalloc.o $(BUILD)/device/cuda_init.o
+# Architectures the toolkit targets below devmalloc's minimum (sm_80) get
+# device/arch_guard.cu instead: an -rdc link for them fails naming the reason
+# rather than leaving the kernels on the stock allocator silently. (Not in
+# the LTO library: nvlink would take LTO-IR of sm_75 for newer targets too.)
+GUARD_ARCHS ?= $(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | awk '$$1 < 80')
+GUARD_OBJ     := $(if $(GUARD_ARCHS),$(BUILD)/device/arch_guard.o)
+$(BUILD)/device/arch_guard.o: device/arch_guard.cu | $(BUILD)/device/.dir
+	$(NVCC) $(DEVICE_NVFLAGS) $(foreach a,$(GUARD_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) -dc $< -o $@
+
+$(DEVICE_LIB): $(BUILD)/device/devmalloc.o $(BUILD)/device/cuda_init.o $(GUARD_OBJ)
 	rm -f $@; $(NVCC) -lib $^ -o $@
 $(DEVICE_LTO_LIB): $(BUILD)/device/devmalloc_lto.o $(BUILD)/device/cuda_init.o
 	rm -f $@; $(NVCC) -lib $^ -o $@

@@ -1,5 +1,9 @@
 # mk/install.mk — what `make install` puts under $(PREFIX): the libraries,
-# headers, devmalloc.ptx, a pkg-config file and a CMake package.
+# headers, devmalloc.ptx, devmalloc-inspect, the -dlto nvcc helper
+# (bin/devmalloc-nvcc-dlto), a pkg-config file and a CMake package with its
+# version file; and what `make uninstall` removes again. (The shim and the
+# CLI are installed by mk/interpose.mk.) The benchmark needs the source tree:
+# `devmalloc bench` says so when installed.
 
 DM_VERSION := $(shell sed -n 's/^\#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)
 
@@ -11,7 +15,22 @@ INSTALL_STEPS += install -m 644 $(HOST_LIB) $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DE
   sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DM_VERSION)|g' tools/pkg/devmalloc.pc.in \
     > $(DESTDIR)$(PREFIX)/lib/pkgconfig/devmalloc.pc ; \
   sed -e 's|@VERSION@|$(DM_VERSION)|g' tools/pkg/devmalloc-config.cmake.in \
-    > $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc/devmalloc-config.cmake ;
+    > $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc/devmalloc-config.cmake ; \
+  sed -e 's|@VERSION@|$(DM_VERSION)|g' tools/pkg/devmalloc-config-version.cmake.in \
+    > $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc/devmalloc-config-version.cmake ; \
+  install -m 755 $(BUILD)/devmalloc-inspect tools/devmalloc-nvcc-dlto $(DESTDIR)$(PREFIX)/bin/ ; \
+  install -m 755 tools/cuda-dlto-toolkit.sh $(DESTDIR)$(PREFIX)/share/devmalloc/ ;
+
+# Everything install puts there (files, then the directories of our own).
+INSTALLED_FILES := lib/libdevmalloc.a lib/libdevmalloc_device.a lib/libdevmalloc_device_lto.a \
+  lib/libdevmalloc.so lib/libdevmalloc.so.0 lib/libdevmalloc_preload.so \
+  include/devmalloc.h include/devmalloc_cuda.h lib/pkgconfig/devmalloc.pc \
+  lib/cmake/devmalloc/devmalloc-config.cmake lib/cmake/devmalloc/devmalloc-config-version.cmake \
+  share/devmalloc/devmalloc.ptx share/devmalloc/cuda-dlto-toolkit.sh \
+  bin/devmalloc bin/devmalloc-inspect bin/devmalloc-nvcc-dlto
+INSTALLED_DIRS := lib/cmake/devmalloc share/devmalloc
+UNINSTALL_STEPS = rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED_FILES)) ; \
+  rmdir $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED_DIRS)) 2>/dev/null || true
 
 # The relink recipes of the README, checked without a GPU: a program that does
 # not know devmalloc, relinked with plain nvcc, with pkg-config and with CMake.

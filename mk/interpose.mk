@@ -8,16 +8,17 @@
 #     $(POOL_LIB) when those parts exist, each copied with its undefined cu*
 #     symbols renamed to dm_fwd_* (trampolines to the real driver, generated
 #     by interpose/gen_forwarders.sh): the shim never links libcuda,
-#   - zstd, lz4, libelf, zlib statically.
+#   - zstd, lz4 statically; libelf is dlopened on first use (elf_lazy.c), so
+#     a process that never touches CUDA maps nothing but the shim and libc.
 # It links with -z defs: nothing may stay unresolved.
 
 SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
-SHIM_NAMES    := bind ctxtab dlsym driver fallbacks glue graphs heap_ops hook_ctx \
+SHIM_NAMES    := bind ctxtab dlsym driver elf_lazy fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
                  fork image_bound image_scan limit log options owners state \
                  hook_sync nvtx options_obs stats_rec trace trace_timer
-SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o)
+SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o) $(SHIM_DIR)/dlsym_entry.o
 SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
                  interpose/driver.def interpose/options.def interpose/relink.h \
                  interpose/pool_hooks.h interpose/relink_err.h include/devmalloc.h \
@@ -30,14 +31,16 @@ SHIM_PARTS    := $(HOST_LIB) $(if $(wildcard mk/relink.mk),$(BUILD)/libdevmalloc
                  $(if $(wildcard mk/pool.mk),$(BUILD)/libdevmalloc_pool.a)
 SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 # libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
-# the one dynamic dependency (the GPU machines have it, DESIGN.md).
-SHIM_STATIC   := -l:libzstd.a -l:liblz4.a -Wl,--as-needed -lelf -Wl,--no-as-needed
+# loaded at run time by elf_lazy.c (the GPU machines have it, DESIGN.md).
+SHIM_STATIC   := -l:libzstd.a -l:liblz4.a
 # -z nodelete: a dlclose() cannot unmap hooks the application still holds.
 SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--exclude-libs,ALL \
                  -Wl,--version-script=interpose/exports.map -Wl,-soname,libdevmalloc_preload.so
 
 $(SHIM_DIR)/%.o: interpose/%.c $(SHIM_HDRS) | $(SHIM_DIR)/.dir
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+$(SHIM_DIR)/%.o: interpose/%.S | $(SHIM_DIR)/.dir
+	$(CC) -fPIC -c $< -o $@
 
 # Undefined cu* symbols of the parts -> forwarders.
 $(SHIM_DIR)/fwd.syms: $(SHIM_PARTS) | $(SHIM_DIR)/.dir
@@ -56,11 +59,19 @@ $(SHIM): $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o $(SHIM_FWD_LIBS) interpose/export
 	  -Wl,--whole-archive $(filter-out $(SHIM_DIR)/fwd/libdevmalloc.a,$(SHIM_FWD_LIBS)) \
 	  -Wl,--no-whole-archive $(SHIM_DIR)/fwd/libdevmalloc.a $(SHIM_STATIC) -ldl -lpthread -lm
 
+# The CLI: tools/devmalloc with its version and the option list generated
+# from options.def (tools/options_help.c) filled in.
+$(BUILD)/options_help: tools/options_help.c interpose/options.def interpose/opt_parse.h | $(BUILD)/.dir
+	$(CC) $(HOST_CFLAGS) -Iinterpose $< -o $@ -lm
+$(BUILD)/devmalloc: tools/devmalloc $(BUILD)/options_help include/devmalloc.h
+	awk -v h=$(BUILD)/options_help '$$0=="@OPTIONS_HELP@" {system(h); next} {print}' $< | \
+	  sed 's/"@VERSION@"/"$(DM_VERSION)"/' > $@ && chmod +x $@
+
 LIBS += $(SHIM)
-TOOLS += tools/devmalloc
+TOOLS += $(BUILD)/devmalloc
 
 INSTALL_STEPS += install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ ; \
-                 install -m 755 tools/devmalloc $(DESTDIR)$(PREFIX)/bin/ ;
+                 install -m 755 $(BUILD)/devmalloc $(DESTDIR)$(PREFIX)/bin/ ;
 
 # ---- host tests (cmocka, no GPU) ----
 SHIM_TDIR := $(SHIM_DIR)/tests
@@ -70,7 +81,7 @@ $(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/heap_ops.o,$(SHIM_OBJS)) | $(SHIM_TDI
 	rm -f $@ && ar rcs $@ $^
 SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
-SHIM_TESTS := options hooks shim_core observe log lifecycle
+SHIM_TESTS := options hooks shim_core observe log lifecycle stock_notice
 SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
 $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats_canon.py $(SHIM_TEST_LIB) $(SHIM_HDRS)
 	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
@@ -131,3 +142,24 @@ $(SHIM_GPU)/shim_driver: tests/gpu/progs/shim_driver.c | $(SHIM_GPU)/.dir
 SHIM_GPU_BINS := $(addprefix $(SHIM_GPU)/,shim_static shim_shared shim_graph shim_threads \
                    shim_multigpu shim_limit shim_kernels.cubin shim_driver)
 GPU_BINS += $(SHIM) $(SHIM_GPU_BINS)
+
+# ---- the shim beside other interposers (host, no GPU) ----
+ITP_DIR := $(SHIM_DIR)/interposers
+$(ITP_DIR)/lazy_malloc.so: tests/interposers/lazy_malloc.c | $(ITP_DIR)/.dir
+	$(CC) $(HOST_CFLAGS) -shared $< -o $@ -ldl
+$(ITP_DIR)/probe: tests/interposers/probe.c | $(ITP_DIR)/.dir
+	$(CC) $(HOST_CFLAGS) $< -o $@ -ldl
+$(ITP_DIR)/check_interposers: tests/interposers/check_interposers.sh $(SHIM) \
+    $(ITP_DIR)/lazy_malloc.so $(ITP_DIR)/probe | $(ITP_DIR)/.dir
+	printf '#!/bin/sh\nexec bash %s %s %s %s %s\n' $(abspath $<) $(abspath $(SHIM)) \
+	  $(abspath $(ITP_DIR)/lazy_malloc.so) $(abspath $(ITP_DIR)/probe) $(CUDA_STUBS)/libcuda.so > $@
+	chmod +x $@
+CHECK_BINS += $(ITP_DIR)/check_interposers
+GPU_BINS += $(ITP_DIR)/lazy_malloc.so    # tests/gpu/cases/52_shim_coexist.sh
+
+# ---- the CLI and the GPU scripts on a machine without a GPU ----
+$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-inspect \
+    $(BUILD)/bench/ab_stock bench/run.sh bench/plot_pool.py tests/gpu/run.sh tools/need-gpu.sh \
+    | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s %s\n' $< $(BUILD) > $@ && chmod +x $@
+CHECK_BINS += $(BUILD)/tests/check_cli

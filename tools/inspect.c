@@ -4,22 +4,36 @@
  * stock device malloc, whether devmalloc is linked in, and whether the shim's
  * load-time re-link can apply.
  *
- *   devmalloc-inspect [--arch SM] [--quiet] FILE...
+ *   devmalloc-inspect [--arch SM] [--quiet] [--version] FILE...
  *
- * Exit status: 0 all files read; 1 a file was unreadable, not recognised or
- * held a corrupt fatbin; 2 usage. Locking: single-threaded program.
+ * Exit status: 0 all files read; 1 a file was unreadable (the reason is
+ * printed), larger than INSPECT_MAX_BYTES, truncated, not recognised or held
+ * a corrupt fatbin; 2 usage (unknown option, malformed --arch). Files are
+ * read with a bound (1 GiB, 64 MiB for devices and pipes), so /dev/zero
+ * cannot make it read forever.
+ * Locking: single-threaded program.
  */
 #include "cubin_elf.h"
 #include "decompress.h"
 #include "fatbin.h"
 #include "ptx_scan.h"
 #include "relink_err.h"
+#include "devmalloc.h"
+#include <ctype.h>
 #include <elf.h>
+#include <errno.h>
 #include <gelf.h>
+#include <getopt.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* Largest file read: a regular file (executables with device code run to
+ * hundreds of MiB), anything else (a device, a pipe). */
+#define INSPECT_MAX_BYTES ((size_t)1 << 30)
+#define INSPECT_MAX_STREAM ((size_t)64 << 20)
 
 static unsigned opt_arch;   /* evaluate the re-link for this device (e.g. 90) */
 static int opt_quiet;
@@ -185,6 +199,14 @@ static int show_host_elf(unsigned char *buf, size_t len, summary_t *s)
         if (e) elf_end(e);
         return -1;
     }
+    uint64_t shend = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+    uint64_t phend = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+    if (shend > len || phend > len) {
+        fprintf(stderr, "devmalloc-inspect: truncated ELF: its headers end at byte %llu, "
+                "the file has %zu\n", (unsigned long long)(shend > phend ? shend : phend), len);
+        elf_end(e);
+        return -1;
+    }
     printf(" host ELF, %s, machine %u\n",
            eh.e_type == ET_EXEC ? "executable" : eh.e_type == ET_DYN ? "shared object / PIE" :
            eh.e_type == ET_REL ? "relocatable object" : "other type", eh.e_machine);
@@ -194,6 +216,12 @@ static int show_host_elf(unsigned char *buf, size_t len, summary_t *s)
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
             continue;
+        if (sh.sh_type != SHT_NOBITS && sh.sh_size && sh.sh_offset + sh.sh_size > len) {
+            fprintf(stderr, "devmalloc-inspect: truncated ELF: a section ends at byte %llu, "
+                    "the file has %zu\n", (unsigned long long)(sh.sh_offset + sh.sh_size), len);
+            elf_end(e);
+            return -1;
+        }
         const char *name = elf_strptr(e, shstr, sh.sh_name);
         if (!name || (strcmp(name, ".nv_fatbin") && strcmp(name, "__nv_relfatbin")))
             continue;
@@ -244,18 +272,40 @@ static int show_ptx(const unsigned char *buf, size_t len, summary_t *s)
     return 0;
 }
 
-static unsigned char *read_file(const char *path, size_t *len)
+/* Whole file, at most INSPECT_MAX_BYTES; NULL with *why set on failure. */
+static unsigned char *read_file(const char *path, size_t *len, char *why, size_t whylen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
+    struct stat st;
+    if (!f || fstat(fileno(f), &st) != 0) {
+        snprintf(why, whylen, "cannot read: %s", strerror(errno));
+        if (f) fclose(f);
         return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(why, whylen, "cannot read: %s", strerror(EISDIR));
+        fclose(f);
+        return NULL;
+    }
+    size_t max = S_ISREG(st.st_mode) ? INSPECT_MAX_BYTES : INSPECT_MAX_STREAM;
     unsigned char *buf = NULL;
     size_t cap = 0, n = 0;
     for (;;) {
         if (n == cap) {
+            if (cap >= max) {
+                snprintf(why, whylen, "larger than %zu bytes%s: not read further", max,
+                         S_ISREG(st.st_mode) ? "" : " (not a regular file)");
+                free(buf); fclose(f);
+                return NULL;
+            }
             cap = cap ? cap * 2 : 1 << 16;
+            if (cap > max) cap = max;
             unsigned char *nb = realloc(buf, cap + 1);
-            if (!nb) { free(buf); fclose(f); return NULL; }
+            if (!nb) {
+                snprintf(why, whylen, "cannot read: out of memory");
+                free(buf); fclose(f);
+                return NULL;
+            }
             buf = nb;
         }
         size_t r = fread(buf + n, 1, cap - n, f);
@@ -263,20 +313,38 @@ static unsigned char *read_file(const char *path, size_t *len)
         if (r == 0)
             break;
     }
-    int err = ferror(f);
+    if (ferror(f)) {
+        snprintf(why, whylen, "cannot read: %s", strerror(errno ? errno : EIO));
+        free(buf); fclose(f);
+        return NULL;
+    }
     fclose(f);
-    if (err) { free(buf); return NULL; }
     buf[n] = 0;
     *len = n;
     return buf;
 }
 
+/* PTX text: printable, and the .version and .target directives present. */
+static int looks_like_ptx(const unsigned char *buf, size_t len)
+{
+    for (size_t i = 0; i < len && buf[i]; i++)
+        if (!isprint(buf[i]) && !isspace(buf[i]))
+            return 0;
+    return strstr((const char *)buf, ".version") && strstr((const char *)buf, ".target");
+}
+
 static int inspect_file(const char *path)
 {
     size_t len;
-    unsigned char *buf = read_file(path, &len);
+    char why[300];
+    unsigned char *buf = read_file(path, &len, why, sizeof why);
     if (!buf) {
-        fprintf(stderr, "devmalloc-inspect: %s: cannot read\n", path);
+        fprintf(stderr, "devmalloc-inspect: %s: %s\n", path, why);
+        return -1;
+    }
+    if (len == 0) {
+        fprintf(stderr, "devmalloc-inspect: %s: empty file\n", path);
+        free(buf);
         return -1;
     }
     summary_t s = { 0 };
@@ -290,7 +358,7 @@ static int inspect_file(const char *path)
         rc = show_host_elf(buf, len, &s);
     } else if (k == DM_IMG_FATBIN) {
         rc = show_section(buf, len, "(fatbin)", &s);
-    } else if (k == DM_IMG_PTX) {
+    } else if (k == DM_IMG_PTX && looks_like_ptx(buf, len)) {
         rc = show_ptx(buf, len, &s);
     } else {
         fprintf(stderr, "devmalloc-inspect: %s: not an ELF file, fatbin, cubin or PTX\n", path);
@@ -311,42 +379,60 @@ static int inspect_file(const char *path)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: devmalloc-inspect [--arch SM] [--quiet] FILE...\n"
+    fprintf(f, "usage: devmalloc-inspect [--arch SM] [--quiet] [--version] FILE...\n"
                "  List the device images in an executable, shared library, object,\n"
                "  fatbin, cubin or PTX file; whether they call the stock device malloc,\n"
                "  carry devmalloc, and whether the shim's load-time re-link applies.\n"
-               "  --arch SM  judge the re-link for a device of that arch (e.g. 90)\n");
+               "  --arch SM     judge the re-link for a device of that arch (90, sm_90)\n"
+               "  --quiet, -q   no summary line\n"
+               "  --version     print the version\n"
+               "Exit status: 0 read, 1 a file unreadable/truncated/unrecognised, 2 usage.\n");
+}
+
+/* "90", "sm_90", "compute_90", "sm_90a" -> 90; 0 when malformed. */
+static unsigned parse_arch(const char *a)
+{
+    if (!strncmp(a, "sm_", 3)) a += 3;
+    else if (!strncmp(a, "compute_", 8)) a += 8;
+    if (!isdigit((unsigned char)a[0])) return 0;
+    char *end;
+    unsigned long v = strtoul(a, &end, 10);
+    if ((*end && strcmp(end, "a") && strcmp(end, "f")) || v < 30 || v > 199) return 0;
+    return (unsigned)v;
 }
 
 int main(int argc, char **argv)
 {
-    int i = 1, bad = 0, nfiles = 0;
+    static const struct option longopts[] = {
+        {"arch", required_argument, NULL, 'a'}, {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    int c, bad = 0;
+    while ((c = getopt_long(argc, argv, "a:qhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            if (!(opt_arch = parse_arch(optarg))) {
+                fprintf(stderr, "devmalloc-inspect: invalid --arch '%s': expected a compute "
+                        "capability such as 90, sm_90 or compute_90\n", optarg);
+                return 2;
+            }
+            break;
+        case 'q': opt_quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        case 'V': printf("devmalloc-inspect %s\n", DEVMALLOC_VERSION_STRING); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
     if (elf_version(EV_CURRENT) == EV_NONE) {
         fprintf(stderr, "devmalloc-inspect: libelf too old\n");
         return 1;
     }
-    for (; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--arch") && i + 1 < argc) {
-            const char *a = argv[++i];
-            if (!strncmp(a, "sm_", 3)) a += 3;
-            opt_arch = (unsigned)strtoul(a, NULL, 10);
-        } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-            opt_quiet = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            usage(stderr);
-            return 2;
-        } else {
-            nfiles++;
-            if (inspect_file(argv[i]) < 0)
-                bad = 1;
-        }
-    }
-    if (!nfiles) {
-        usage(stderr);
-        return 2;
-    }
+    for (int i = optind; i < argc; i++)
+        if (inspect_file(argv[i]) < 0)
+            bad = 1;
     return bad;
 }

@@ -7,9 +7,12 @@
 # and may print anything else (kept in the log). Cases find the built programs
 # under $BUILD (default build/) and write scratch files under $GPU_TMP.
 # The last line printed is "N passed, M failed" (skips are listed, not counted).
-# Logs go to $OUT/gpu-suite.log when $OUT is set.
+# Logs go to $OUT/gpu-suite.log when $OUT is set. Without a GPU it prints one
+# line saying so and exits 2.
 set -u
 cd "$(dirname "$0")/../.."
+. tools/need-gpu.sh
+need_gpu "the GPU suite (make gpu-check)"
 export BUILD=${BUILD:-build}
 export GPU_TMP=${GPU_TMP:-$(mktemp -d)}
 log=${OUT:-$GPU_TMP}/gpu-suite.log

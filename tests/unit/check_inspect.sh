@@ -32,4 +32,15 @@ off=$((0x$(readelf -SW "$tmp/app" | sed "s/^ *\[ *[0-9]*\]//" | awk '$1==".nv_fa
 printf '\000\000\000\000' | dd of="$tmp/app" bs=1 seek=$((off+16+4)) conv=notrunc 2>/dev/null
 expect 1 'ERROR' "$tmp/app"
 expect 2 'usage' --bogus
+expect 2 "invalid --arch 'bogus'" --arch bogus "$fx/app_malloc"
+expect 2 "invalid --arch 'sm_9000'" --arch sm_9000 "$fx/app_malloc"
+expect 0 'too new for sm_70' --arch=compute_70 "$fx/malloc_ptx.fatbin"
+expect 0 '^devmalloc-inspect [0-9]+\.[0-9]+' --version
+expect 1 'Is a directory' "$tmp"
+expect 1 'empty file' /dev/null
+expect 1 'larger than .* not read further' /dev/zero
+printf '// hello\nthis is .text, not PTX\n' >"$tmp/prose.txt"; expect 1 'not an ELF' "$tmp/prose.txt"
+head -c 20000 "$fx/app_malloc" >"$tmp/trunc_app"; expect 1 'truncated ELF' "$tmp/trunc_app"
+chmod 000 "$tmp/trunc_app"
+[ "$(id -u)" -ne 0 ] && expect 1 'cannot read: Permission denied' "$tmp/trunc_app"
 [ $fails -eq 0 ] && echo "check_inspect: all passed" || { echo "check_inspect: $fails failed"; exit 1; }

@@ -115,13 +115,29 @@ static void t_dlsym(void **st) {
   assert_non_null(libc);
   assert_ptr_equal(dlsym(RTLD_NEXT, "strlen"), dm_real_dlsym(libc, "strlen"));
   assert_ptr_equal(dlsym(RTLD_DEFAULT, "dlopen"), dm_real_dlsym(RTLD_DEFAULT, "dlopen"));
+  assert_null(dlsym(RTLD_NEXT, "no_such_symbol_anywhere"));
+}
+
+/* "cu" names with RTLD_NEXT / RTLD_DEFAULT: the caller-relative search runs
+ * over the loaded objects (the stub, loaded RTLD_GLOBAL, comes after this
+ * executable) and hooked names are still answered with our wrappers. */
+static void t_dlsym_cu_scopes(void **st) {
+  void *g = dlopen(CUDA_STUB_LIB, RTLD_LAZY | RTLD_GLOBAL);
+  assert_non_null(g);
+  assert_ptr_equal(dlsym(RTLD_NEXT, "cuMemcpy"), stub_sym("cuMemcpy"));
+  assert_ptr_equal(dlsym(RTLD_DEFAULT, "cuMemcpy"), stub_sym("cuMemcpy"));
+  assert_ptr_equal(dlsym(RTLD_NEXT, "cuGetProcAddress_v2"),
+                   dm_hooks[DM_ID_cuGetProcAddress_v2].hook);
+  assert_null(dlsym(RTLD_NEXT, "cuNoSuchFunction"));
+  assert_null(dlsym(RTLD_NEXT, "c"));
+  assert_null(dlsym(RTLD_NEXT, "cu"));
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_all_resolvable), cmocka_unit_test(t_ptsz_distinct),
     cmocka_unit_test(t_answer_by_pointer), cmocka_unit_test(t_answer_by_name),
-    cmocka_unit_test(t_dlsym),
+    cmocka_unit_test(t_dlsym), cmocka_unit_test(t_dlsym_cu_scopes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

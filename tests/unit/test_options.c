@@ -1,8 +1,10 @@
 /*
  * test_options.c — the options table: every parser on good and malformed
- * values, table parsing with a fake environment (malformed -> one warning and
- * the default), dm_options() from the real environment, and docs/options.md
- * documenting every variable.
+ * values (one size syntax: 1.5G, no wrap near 2^64), table parsing with a
+ * fake environment (malformed -> one warning naming the valid forms and the
+ * default; a heap below the minimum raised with a warning), the "did you
+ * mean" suggestion for unknown names, dm_options() from the real
+ * environment, and docs/options.md documenting every variable.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
+
+#include "devmalloc.h"
 
 #include "options.h"
 
@@ -22,8 +27,12 @@ static void t_bytes(void **st) {
   assert_int_equal(dm_parse_bytes("512KiB", &v), 0); assert_int_equal(v, 512ull << 10);
   assert_int_equal(dm_parse_bytes("1MB", &v), 0); assert_int_equal(v, 1ull << 20);
   assert_int_equal(dm_parse_bytes("1T", &v), 0); assert_int_equal(v, 1ull << 40);
-  const char *bad[] = {"", "0", "-5", "abc", "12Q", "1.5G", "M", "10 M", "99999999999999999999",
-                       "20000000000T", NULL};
+  assert_int_equal(dm_parse_bytes("1.5G", &v), 0); assert_int_equal(v, 3ull << 29);
+  assert_int_equal(dm_parse_bytes("0.5k", &v), 0); assert_int_equal(v, 512);
+  assert_int_equal(dm_parse_bytes("1P", &v), 0); assert_int_equal(v, 1ull << 50);
+  const char *bad[] = {"", "0", "-5", "abc", "12Q", "1.5", "1.G", "0.0M", "M", "10 M",
+                       "99999999999999999999", "18446744073709551615", "18446744073709551616",
+                       "16777216G", "1.5P", "20000000000T", "1e3", NULL};
   for (int i = 0; bad[i]; i++) {
     v = 7;
     assert_int_equal(dm_parse_bytes(bad[i], &v), -1);
@@ -41,7 +50,10 @@ static void t_size(void **st) {
   assert_int_equal(s.kind, DM_SIZE_FRACTION); assert_true(s.fraction == 0.5);
   assert_int_equal(dm_parse_size("1.0", &s), 0);
   assert_int_equal(dm_parse_size("100%", &s), 0);
-  const char *bad[] = {"1.5", "0.0", "0%", "150%", "%", "x%", "-0.5", "0.5x", "", "abc", NULL};
+  assert_int_equal(dm_parse_size("1.5G", &s), 0);
+  assert_int_equal(s.kind, DM_SIZE_BYTES); assert_int_equal(s.bytes, 3ull << 29);
+  const char *bad[] = {"1.5", "0.0", "0%", "150%", "%", "x%", "-0.5", "0.5x", "", "abc",
+                       "18446744073709551615", NULL};
   for (int i = 0; bad[i]; i++) assert_int_equal(dm_parse_size(bad[i], &s), -1);
   dm_opt_size_t f = {DM_SIZE_FRACTION, 0, 0.5};
   assert_int_equal(dm_size_resolve(&f, 1000ull << 20), 500ull << 20);
@@ -65,6 +77,9 @@ static void t_small(void **st) {
   assert_int_equal(dm_parse_jit("auto", &j), 0); assert_int_equal(j, DM_JIT_AUTO);
   assert_int_equal(dm_parse_jit("Off", &j), 0); assert_int_equal(j, DM_JIT_OFF);
   assert_int_equal(dm_parse_jit("force", &j), 0); assert_int_equal(j, DM_JIT_FORCE);
+  assert_int_equal(dm_parse_jit("no", &j), 0); assert_int_equal(j, DM_JIT_OFF);
+  assert_int_equal(dm_parse_jit("0", &j), 0); assert_int_equal(j, DM_JIT_OFF);
+  assert_int_equal(dm_parse_jit("yes", &j), 0); assert_int_equal(j, DM_JIT_AUTO);
   assert_int_equal(dm_parse_jit("sometimes", &j), -1);
   dm_opt_pool_t p;
   assert_int_equal(dm_parse_pool("off", &p), 0); assert_int_equal(p.mode, DM_OPT_POOL_OFF);
@@ -85,10 +100,11 @@ static const char *fake_get(const char *name) {
   return NULL;
 }
 static int g_warns;
-static char g_warned[256];
-static void fake_warn(const char *env, const char *value) {
+static char g_warned[2048];
+static void fake_warn(const char *env, const char *value, const char *what) {
   g_warns++;
-  snprintf(g_warned + strlen(g_warned), sizeof g_warned - strlen(g_warned), "%s ", env);
+  snprintf(g_warned + strlen(g_warned), sizeof g_warned - strlen(g_warned), "%s=%s %s\n",
+           env, value, what);
 }
 
 static void t_defaults(void **st) {
@@ -138,6 +154,11 @@ static void t_malformed_env(void **st) {
   assert_int_equal(g_warns, 5);   /* empty DISABLE means unset, no warning */
   assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_SIZE"));
   assert_non_null(strstr(g_warned, "DEVMALLOC_HOST_POOL"));
+  /* each warning names the valid forms and the value used */
+  assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_SIZE=lots is not valid: expected a byte count"));
+  assert_non_null(strstr(g_warned, "(0.5, 50%); using the default (unset)"));
+  assert_non_null(strstr(g_warned, "DEVMALLOC_JIT=sometimes is not valid: expected auto, off or force"));
+  assert_non_null(strstr(g_warned, "using the default (auto)"));
   assert_int_equal(o.heap_size.kind, DM_SIZE_UNSET);
   assert_int_equal(o.verbose, 0);
   assert_int_equal(o.stats, 0);
@@ -146,10 +167,40 @@ static void t_malformed_env(void **st) {
   assert_int_equal(o.disable, 0);
 }
 
+static void t_heap_minimum(void **st) {
+  static const char *const env[] = {"DEVMALLOC_HEAP_SIZE", "1", NULL};
+  g_env = env; g_warns = 0; g_warned[0] = 0;
+  dm_options_t o;
+  dm_options_parse(&o, fake_get, fake_warn);
+  assert_int_equal(g_warns, 1);
+  assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_SIZE=1 is below the minimum heap; using 1M"));
+  assert_int_equal(o.heap_size.kind, DM_SIZE_BYTES);
+  assert_int_equal(o.heap_size.bytes, 1ull << 20);
+  static const char *const huge[] = {"DEVMALLOC_HEAP_SIZE", "18446744073709551615", NULL};
+  g_env = huge; g_warns = 0; g_warned[0] = 0;
+  dm_options_parse(&o, fake_get, fake_warn);
+  assert_int_equal(g_warns, 1);
+  assert_int_equal(o.heap_size.kind, DM_SIZE_UNSET);
+}
+
+static void t_suggest(void **st) {
+  assert_string_equal(dm_option_suggest("DEVMALLOC_HEAPSIZE"), "DEVMALLOC_HEAP_SIZE");
+  assert_string_equal(dm_option_suggest("DEVMALLOC_VERBOS"), "DEVMALLOC_VERBOSE");
+  assert_string_equal(dm_option_suggest("DEVMALLOC_HOST_POOL_SYNK"), "DEVMALLOC_HOST_POOL_SYNC");
+  assert_null(dm_option_suggest("DEVMALLOC_SOMETHING_ELSE_ENTIRELY"));
+}
+
 static void t_process_options(void **st) {
   setenv("DEVMALLOC_HEAP_SIZE", "25%", 1);
   setenv("DEVMALLOC_VERBOSE", "1", 1);
-  setenv("DEVMALLOC_STATS", "bogus", 1);   /* one warning line on stderr */
+  setenv("DEVMALLOC_STATS", "bogus", 1);   /* warning */
+  setenv("DEVMALLOC_HEAPSIZE", "1G", 1);   /* unknown name, with a suggestion */
+  setenv("DEVMALLOC_PRELOAD", "/x.so", 1); /* the CLI's own variable: no warning */
+  char log[] = "/tmp/dm_test_options_XXXXXX";
+  int fd = mkstemp(log);
+  assert_true(fd >= 0);
+  close(fd);
+  setenv("DEVMALLOC_LOG", log, 1);
   const dm_options_t *o = dm_options();
   assert_int_equal(o->heap_size.kind, DM_SIZE_FRACTION);
   assert_true(o->heap_size.fraction == 0.25);
@@ -158,6 +209,19 @@ static void t_process_options(void **st) {
   setenv("DEVMALLOC_VERBOSE", "0", 1);
   assert_ptr_equal(dm_options(), o);       /* read once */
   assert_int_equal(dm_options()->verbose, 1);
+  FILE *f = fopen(log, "r");
+  assert_non_null(f);
+  char text[4096];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  fclose(f);
+  unlink(log);
+  assert_non_null(strstr(text, "devmalloc: warning: DEVMALLOC_STATS=\"bogus\" is not valid: "
+                               "expected 1/0, yes/no, true/false, on/off; using the default (0)"));
+  assert_non_null(strstr(text, "devmalloc: warning: unknown option DEVMALLOC_HEAPSIZE ignored; "
+                               "did you mean DEVMALLOC_HEAP_SIZE"));
+  assert_null(strstr(text, "DEVMALLOC_PRELOAD"));
+  assert_non_null(strstr(text, "devmalloc: shim version " DEVMALLOC_VERSION_STRING));
 }
 
 static void t_documented(void **st) {
@@ -178,7 +242,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_bytes), cmocka_unit_test(t_size), cmocka_unit_test(t_small),
     cmocka_unit_test(t_defaults), cmocka_unit_test(t_good_env),
-    cmocka_unit_test(t_malformed_env), cmocka_unit_test(t_process_options),
+    cmocka_unit_test(t_malformed_env), cmocka_unit_test(t_heap_minimum),
+    cmocka_unit_test(t_suggest), cmocka_unit_test(t_process_options),
     cmocka_unit_test(t_documented),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -480,7 +480,8 @@ static void test_parse_option(void **st) {
       {"4096B", 0, DM_POOL_MODE_BYTES, 4096}, {"2T", 0, DM_POOL_MODE_BYTES, 2ull << 40},
       {"12k", 0, DM_POOL_MODE_BYTES, 12ull << 10},
       {"1X", DM_POOL_EINVAL, 0, 0}, {"G", DM_POOL_EINVAL, 0, 0}, {"-1", DM_POOL_EINVAL, 0, 0},
-      {"1GiBx", DM_POOL_EINVAL, 0, 0}, {"1.5G", DM_POOL_EINVAL, 0, 0},
+      {"1GiBx", DM_POOL_EINVAL, 0, 0}, {"1.5G", 0, DM_POOL_MODE_BYTES, 3ull << 29},
+      {"18446744073709551615", DM_POOL_EINVAL, 0, 0},
       {"99999999999999999999", DM_POOL_EINVAL, 0, 0}, {"100000000T", DM_POOL_EINVAL, 0, 0},
       {"autox", DM_POOL_EINVAL, 0, 0},
   };

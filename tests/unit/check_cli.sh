@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# check_cli.sh — the user-facing scripts without a GPU:
+#   - build/devmalloc --help lists every option of interpose/options.def;
+#     --version on the CLI (also after `run`) and on devmalloc-inspect;
+#   - bench --help is real help; bad usage exits 2; the benchmark binary
+#     takes the project's size syntax (1.5G) and names it when refusing;
+#   - with nvidia-smi failing (a stand-in on PATH), tests/gpu/run.sh and
+#     bench/run.sh exit 2 with one "needs a GPU" line;
+#   - plot_pool.py prints its tables when matplotlib cannot be imported.
+# Run from the repository root (make check does).
+#   check_cli.sh BUILD_DIR
+set -u
+B=$1 fails=0
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+ok() { echo "ok   $1"; }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+ver=$(sed -n 's/^#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)
+help=$("$B/devmalloc" --help)
+missing=$(grep -o '"DEVMALLOC_[A-Z_]*"' interpose/options.def | tr -d '"' |
+          while read -r v; do grep -q "^  $v  (default" <<<"$help" || echo "$v"; done)
+[ -z "$missing" ] && ok "devmalloc --help lists every option" || bad "devmalloc --help misses: $missing"
+grep -q "values: a byte count" <<<"$help" && ok "devmalloc --help gives the value forms" ||
+  bad "devmalloc --help: no value forms"
+[ "$("$B/devmalloc" --version)" = "devmalloc $ver" ] && ok "devmalloc --version" || bad "devmalloc --version"
+[ "$("$B/devmalloc" run --version)" = "devmalloc $ver" ] && ok "devmalloc run --version" || bad "devmalloc run --version"
+[ "$("$B/devmalloc-inspect" --version)" = "devmalloc-inspect $ver" ] && ok "devmalloc-inspect --version" ||
+  bad "devmalloc-inspect --version"
+[ "$(bash bench/run.sh --version)" = "devmalloc bench $ver" ] && ok "bench --version" || bad "bench --version"
+"$B/devmalloc" run --bogus >/dev/null 2>&1; [ $? -eq 2 ] && ok "devmalloc run --bogus: exit 2" ||
+  bad "devmalloc run --bogus: not exit 2"
+out=$("$B/devmalloc" bench --help); [ $? -eq 0 ] && grep -q '^usage: devmalloc bench' <<<"$out" &&
+  grep -q -- '--heap SIZE' <<<"$out" && ok "devmalloc bench --help" || bad "devmalloc bench --help: '$out'"
+
+out=$("$B/bench/ab_stock" --heap 1.5Q 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "bad size '1.5Q': expected a byte count .*1.5G" <<<"$out" &&
+  ok "ab_bench: malformed size refused with the valid forms" || bad "ab_bench --heap 1.5Q: exit $rc, '$out'"
+out=$("$B/bench/ab_stock" --heap 1.5G --sizes 1K,0.5M --workloads none 2>&1)
+grep -q "bad size" <<<"$out" && bad "ab_bench refuses 1.5G / 0.5M: '$out'" || ok "ab_bench accepts 1.5G and 0.5M"
+
+# no GPU: nvidia-smi fails
+mkdir -p "$T/bin"
+printf '#!/bin/sh\necho "NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver."\nexit 9\n' \
+  >"$T/bin/nvidia-smi"; chmod +x "$T/bin/nvidia-smi"
+for cmd in "bash tests/gpu/run.sh" "bash bench/run.sh --quick" "bash bench/run.sh --pool"; do
+  out=$(PATH="$T/bin:$PATH" $cmd 2>&1); rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "needs a GPU" <<<"$out"; then ok "$cmd without a GPU: one line, exit 2"
+  else bad "$cmd without a GPU: exit $rc, '$out'"; fi
+done
+
+# plot_pool.py without matplotlib keeps its tables
+mkdir -p "$T/nompl/matplotlib" "$T/res"
+echo 'raise ImportError("matplotlib stand-in: not installed")' >"$T/nompl/matplotlib/__init__.py"
+for f in sizes:size live:live; do
+  { echo "allocator,op,${f#*:},p50_ns,p99_ns"; echo "pool,pair,4096,1500,2500"; } >"$T/res/pool_${f%%:*}.csv"
+done
+out=$(PYTHONPATH="$T/nompl" python3 bench/plot_pool.py "$T/res" 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -q '| 4 KiB | .*1.50 / 2.50' <<<"$out" && grep -q '^plots: skipped' <<<"$out"; then
+  ok "plot_pool.py without matplotlib: tables kept, plots skipped with a note"
+else bad "plot_pool.py without matplotlib: exit $rc, '$out'"; fi
+PY=python3; python3 -c 'import matplotlib' 2>/dev/null || PY=/usr/bin/python3   # as bench/run.sh
+out=$("$PY" bench/plot_pool.py "$T/res" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ -s "$T/res/pool_sizes.png" ] && ok "plot_pool.py with matplotlib: plots written" ||
+  bad "plot_pool.py with matplotlib (tools/setup-deps.sh installs it): exit $rc, '$out'"
+
+[ $fails -eq 0 ] && echo "check_cli: all passed" || { echo "check_cli: $fails failed"; exit 1; }
