@@ -16,3 +16,4 @@ OBS_GPU := $(BUILD)/gpu/observe
 $(OBS_GPU)/obs_fault: tests/gpu/progs/obs_fault.cu $(DEVICE_LIB) | $(OBS_GPU)/.dir
 	$(NVCC) -O2 -std=c++17 -arch=sm_90 -rdc=true $< $(DEVICE_LIB) -o $@
 GPU_BINS += $(OBS_GPU)/obs_fault
+INSTALLED_FILES += share/devmalloc/devmalloc_report.py

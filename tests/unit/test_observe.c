@@ -224,11 +224,13 @@ static void t_lost_without_counters(void **st) {
 }
 
 /* ---- the re-link count: a fake re-link (replaces the weak stand-in) ---- */
-static const char g_stock[] = "a module calling the stock malloc", g_relinked[] = "re-linked";
+/* PTX-like text, so that the load hook's bounding (image_bound.c) takes it */
+static const char g_stock[] = ".version 9.0 // a module calling the stock malloc",
+                  g_relinked[] = "re-linked";
 static int g_relinked_fails;   /* the driver refuses the re-linked image */
-int dm_relink_image(const void *image, const void **out, size_t *out_size, char *why,
-                    size_t whylen) {
-  if (image != g_stock) return 0;
+int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                    size_t *out_size, char *why, size_t whylen) {
+  if (image != g_stock || body != g_stock || len != sizeof g_stock) return 0;
   *out = g_relinked;
   *out_size = sizeof g_relinked;
   return 1;

@@ -217,7 +217,7 @@ static void t_process_options(void **st) {
   fclose(f);
   unlink(log);
   assert_non_null(strstr(text, "devmalloc: warning: DEVMALLOC_STATS=\"bogus\" is not valid: "
-                               "expected 1/0, yes/no, true/false, on/off; using the default (0)"));
+                               "expected 0/1, text, json or csv (yes/no = text/off); using the default (0)"));
   assert_non_null(strstr(text, "devmalloc: warning: unknown option DEVMALLOC_HEAPSIZE ignored; "
                                "did you mean DEVMALLOC_HEAP_SIZE"));
   assert_null(strstr(text, "DEVMALLOC_PRELOAD"));
