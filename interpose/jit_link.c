@@ -21,6 +21,12 @@ typedef CUresult (*ctx_get_device_fn)(CUdevice *);
 typedef CUresult (*dev_get_attr_fn)(int *, CUdevice_attribute, CUdevice);
 typedef CUresult (*driver_version_fn)(int *);
 typedef CUresult (*get_error_name_fn)(CUresult, const char **);
+typedef CUresult (*ctx_get_current_fn)(CUcontext *);
+typedef CUresult (*device_get_fn)(CUdevice *, int);
+typedef CUresult (*primary_retain_fn)(CUcontext *, CUdevice);
+typedef CUresult (*primary_release_fn)(CUdevice);
+typedef CUresult (*ctx_push_fn)(CUcontext);
+typedef CUresult (*ctx_pop_fn)(CUcontext *);
 
 static struct {
     link_create_fn    link_create;
@@ -31,6 +37,12 @@ static struct {
     dev_get_attr_fn   dev_get_attr;
     driver_version_fn driver_version;
     get_error_name_fn get_error_name;
+    ctx_get_current_fn ctx_get_current;
+    device_get_fn      device_get;
+    primary_retain_fn  primary_retain;
+    primary_release_fn primary_release;
+    ctx_push_fn        ctx_push;
+    ctx_pop_fn         ctx_pop;
 } drv;
 
 static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
@@ -59,6 +71,42 @@ static void drv_init(void)
     drv.dev_get_attr   = (dev_get_attr_fn)r("cuDeviceGetAttribute");
     drv.driver_version = (driver_version_fn)r("cuDriverGetVersion");
     drv.get_error_name = (get_error_name_fn)r("cuGetErrorName");
+    drv.ctx_get_current = (ctx_get_current_fn)r("cuCtxGetCurrent");
+    drv.device_get      = (device_get_fn)r("cuDeviceGet");
+    drv.primary_retain  = (primary_retain_fn)r("cuDevicePrimaryCtxRetain");
+    drv.primary_release = (primary_release_fn)r("cuDevicePrimaryCtxRelease_v2");
+    drv.ctx_push        = (ctx_push_fn)r("cuCtxPushCurrent_v2");
+    drv.ctx_pop         = (ctx_pop_fn)r("cuCtxPopCurrent_v2");
+}
+
+int dm_jit_ctx_enter(void)
+{
+    pthread_once(&drv_once, drv_init);
+    CUcontext cur = NULL;
+    CUdevice dev;
+    if (!drv.ctx_get_current || !drv.device_get || !drv.primary_retain ||
+        !drv.primary_release || !drv.ctx_push || !drv.ctx_pop)
+        return 0;
+    if (drv.ctx_get_current(&cur) != CUDA_SUCCESS || cur)
+        return 0;
+    if (drv.device_get(&dev, 0) != CUDA_SUCCESS || drv.primary_retain(&cur, dev) != CUDA_SUCCESS)
+        return 0;
+    if (drv.ctx_push(cur) != CUDA_SUCCESS) {
+        drv.primary_release(dev);
+        return 0;
+    }
+    return 1;
+}
+
+void dm_jit_ctx_leave(int pushed)
+{
+    CUcontext c;
+    CUdevice dev;
+    if (!pushed)
+        return;
+    drv.ctx_pop(&c);
+    if (drv.device_get(&dev, 0) == CUDA_SUCCESS)
+        drv.primary_release(dev);
 }
 
 static int drv_ready(char *why, size_t whylen)

@@ -380,8 +380,27 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
     return r;
 }
 
+static int relink_for_target(const void *image, size_t len, dm_image_kind_t kind,
+                             const char *label, const dm_jit_target_t *tp, const void **out,
+                             size_t *out_size, char *why, size_t whylen);
+
+/* Re-link an image for the current context's device. CUDA 12+ runtimes load
+ * their libraries before any context exists (context-independent loading):
+ * the link then runs in device 0's primary context, pushed for its duration
+ * (dm_jit_ctx_enter), which the runtime is about to use anyway. */
+static int relink_buffer_here(const void *image, size_t len, const char *label,
+                              const void **out, size_t *out_size, char *why, size_t whylen);
 static int relink_buffer(const void *image, size_t len, const char *label,
                          const void **out, size_t *out_size, char *why, size_t whylen)
+{
+    int pushed = dm_jit_ctx_enter();
+    int r = relink_buffer_here(image, len, label, out, out_size, why, whylen);
+    dm_jit_ctx_leave(pushed);
+    return r;
+}
+
+static int relink_buffer_here(const void *image, size_t len, const char *label,
+                              const void **out, size_t *out_size, char *why, size_t whylen)
 {
     pthread_once(&once, relink_init);
     if (opts.jit == JIT_OFF)
@@ -410,6 +429,16 @@ static int relink_buffer(const void *image, size_t len, const char *label,
     dm_jit_target_t t;
     if (dm_jit_target(&t, ewhy, sizeof ewhy) < 0)
         return dm_fail(0, why, whylen, "%s: %s", label, ewhy);
+    return relink_for_target(image, len, kind, label, &t, out, out_size, why, whylen);
+}
+
+/* relink_buffer once the target device is known (a context is current). */
+static int relink_for_target(const void *image, size_t len, dm_image_kind_t kind,
+                             const char *label, const dm_jit_target_t *tp, const void **out,
+                             size_t *out_size, char *why, size_t whylen)
+{
+    const dm_jit_target_t t = *tp;
+    char ewhy[200];
 
     if (kind == DM_IMG_PTX) {
         const char *p = image;

@@ -241,10 +241,21 @@ static void test_fallbacks(void **state)
     assert_int_equal(dm_relink_image(ptx, &out, &sz, why, sizeof why), 0);
     assert_non_null(strstr(why, "cuLinkComplete"));
     fake_fail_link = 0;
-    /* no current context */
+    /* no current context (a runtime loading before any context exists): the
+     * link runs in device 0's primary context, pushed and popped around it */
     fake_no_ctx = 1;
+    int pushes = fake_pushes, releases = fake_releases;
+    assert_int_equal(dm_relink_image(ptx, &out, &sz, why, sizeof why), 1);
+    dm_relink_free(out);
+    assert_int_equal(fake_pushes, pushes + 1);
+    assert_int_equal(fake_pops, fake_pushes);
+    assert_int_equal(fake_releases, releases + 1);
+    /* and no primary context either: a clear failure, the original kept */
+    fake_no_primary = 1;
     assert_int_equal(dm_relink_image(b, &out, &sz, why, sizeof why), 0);
     assert_non_null(strstr(why, "no current context"));
+    assert_int_equal(fake_pops, fake_pushes);
+    fake_no_primary = 0;
     fake_no_ctx = 0;
     /* now the PTX text links */
     assert_int_equal(dm_relink_image(ptx, &out, &sz, why, sizeof why), 1);

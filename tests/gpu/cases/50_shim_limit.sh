@@ -14,6 +14,6 @@ echo "$OUT"
 if [ $RC -eq 0 ] && grep -q "heap 96 MiB" <<<"$OUT"; then echo "PASS shim_heap_size_env"
 else echo "FAIL shim_heap_size_env: exit $RC, no 96 MiB heap in the stats"; fi
 OUT=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_HEAP_SIZE=bogus "$P/shim_static" 2>&1); RC=$?
-if [ $RC -eq 0 ] && [ "$(grep -c 'malformed DEVMALLOC_HEAP_SIZE' <<<"$OUT")" -eq 1 ]; then
+if [ $RC -eq 0 ] && [ "$(grep -c 'DEVMALLOC_HEAP_SIZE="bogus" is not valid' <<<"$OUT")" -eq 1 ]; then
   echo "PASS shim_heap_size_malformed"
 else echo "FAIL shim_heap_size_malformed: exit $RC or warning not printed once"; fi

@@ -89,8 +89,8 @@ check_way() {
     echo "FAIL $name: output differs from stock: $(grep '^[<>]' "$CT/$r.diff" | head -2 | tr '\n' ' ')"; return; fi
   local a min; a=$(stats_allocs "$r"); min=$(min_allocs "$p")
   if [ "$a" -lt "$min" ]; then
-    local nr; nr=$(grep -o "not re-linked: .*" "$CT/$r.err" | head -1)
-    local rdc; rdc=$(grep -o "not re-linked: .*\(no PTX\|SASS\).*" "$CT/$r.err" | head -1)
+    local nr; nr=$(grep -o "\(not re-linked\|cannot be re-linked\).*" "$CT/$r.err" | head -1)
+    local rdc; rdc=$(grep -o "\(not re-linked\|cannot be re-linked\).*\(no PTX\|SASS\).*" "$CT/$r.err" | head -1)
     if [ "$w" = shim ] && [ -n "$rdc" ] && [[ "$RDC_PROGS" == *" $p "* ]] && [ -z "${CORPUS_STRICT:-}" ]; then
       echo "SKIP $name: known limitation (docs/jit.md): an -rdc executable is not re-linked at load;" \
            "same output on the stock allocator ($a allocations by devmalloc); shim: ${rdc:0:120}"
