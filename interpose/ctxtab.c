@@ -64,13 +64,7 @@ static dm_ctxent_t *find(CUcontext ctx) {
 static dm_ctxent_t *find_or_add(CUcontext ctx) {
   dm_ctxent_t *e = find(ctx);
   if (e) return e;
-  if (g_n == g_cap) {
-    size_t cap = g_cap ? 2 * g_cap : 8;
-    dm_ctxent_t *n = realloc(g_ents, cap * sizeof *n);
-    if (!n) return NULL;
-    g_ents = n;
-    g_cap = cap;
-  }
+  if (dm_grow_array((void **)&g_ents, &g_cap, g_n, sizeof *g_ents)) return NULL;
   e = &g_ents[g_n++];
   memset(e, 0, sizeof *e);
   e->ctx = ctx;

@@ -129,6 +129,10 @@ static inline void dm_mutex_fork(pthread_mutex_t *m, dm_fork_phase_t ph) {
   else pthread_mutex_init(m, NULL);
 }
 
+/* Room for one more element in a doubling array: *arr holds *cap elements of
+ * `size` bytes, n of them in use. 0, or -1 when out of memory (unchanged). */
+int dm_grow_array(void **arr, size_t *cap, size_t n, size_t size);
+
 /* ---- image_bound.c : the extent of an image passed without a size -------- */
 /* The image to read (a registration wrapper is followed to its fatbin) and in
  * *len its size as its own headers declare it, overflow-checked, at most

@@ -69,13 +69,7 @@ uint64_t dm_obs_relinked_count(void) { return atomic_load(&g_relinked); }
 static tctx_t *entry(CUcontext ctx) {
   for (size_t i = 0; i < g_n; i++)
     if (g_tab[i].ctx == ctx) return &g_tab[i];
-  if (g_n == g_cap) {
-    size_t cap = g_cap ? 2 * g_cap : 8;
-    tctx_t *n = realloc(g_tab, cap * sizeof *n);
-    if (!n) return NULL;
-    g_tab = n;
-    g_cap = cap;
-  }
+  if (dm_grow_array((void **)&g_tab, &g_cap, g_n, sizeof *g_tab)) return NULL;
   tctx_t *e = &g_tab[g_n++];
   memset(e, 0, sizeof *e);
   e->ctx = ctx;

@@ -14,7 +14,7 @@
 
 SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
-SHIM_NAMES    := bind ctxtab dlsym driver elf_lazy fallbacks glue graphs heap_ops hook_ctx \
+SHIM_NAMES    := array bind ctxtab dlsym driver elf_lazy fallbacks glue graphs heap_ops hook_ctx \
                  hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
                  fork image_bound image_scan limit log options owners state \
                  hook_sync nvtx options_obs stats_rec trace trace_timer
