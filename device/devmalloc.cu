@@ -96,10 +96,16 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   if (!h) return dm_unbound();
   if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
   if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  uint64_t want = size;
   size = dm_heap_request_size(h, size);
   int cls = dm_class_of(size, align);
   uint32_t arena = dm_heap_arena(h);
-  if (cls < 0) return dm_warp_malloc_large(h, size, align, arena);
+  if (cls < 0) {
+    char *p = (char *)dm_warp_malloc_large(h, size, align, arena);
+    if (p && h->check)
+      dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
+    return p;
+  }
 
   uint32_t grp = __match_any_sync(__activemask(), cls);
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
@@ -130,6 +136,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
     if (served) dm_heap_note_slab(h, arena, (uint32_t)cls, served);
     if (served < k) dm_heap_note_failure(h, arena, k - served);
   }
+  if (res && h->check) dm_check_arm(res, want, slot_size);
   return res;
 }
 
@@ -142,6 +149,8 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
   int why;
   uint64_t node = dm_heap_large_lookup(h, off, &why);
   if (!node) dm_heap_note_misuse(h, why);
+  else if (h->check)
+    dm_heap_check_free(h, h->buddy.base + off, 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT));
   uint32_t key = node && node < (1ull << 32) ? dm_buddy_order(&h->buddy, node) : 64u + lane;
   uint32_t grp = __match_any_sync(lg, key);
   uint32_t k = (uint32_t)__popc(grp), leader = (uint32_t)__ffs(grp) - 1u;
@@ -196,6 +205,7 @@ static __device__ void dm_warp_free(void *p) {
   uint32_t same = __match_any_sync(wg, (unsigned long long)bit); /* same pointer twice */
   int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
   if (!ok) dm_heap_note_misuse(h, DM_FREE_DOUBLE);
+  else if (h->check) dm_heap_check_free(h, (const char *)p, h->classes[dm_chunk_class(h, chunk)].size);
   /* Lanes of one chunk: one update of its count, semaphore and counters. */
   uint32_t cg = __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));

@@ -33,6 +33,7 @@
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
+#define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */
 
 /* ------------------------------------------------------- bulk semaphore --- */
 /* One 64-bit word: E (expected) bits 0..15, R (reserved) 16..31, and C
@@ -129,6 +130,9 @@ typedef struct dm_heap_stats {
   uint64_t peak;         /* maximum of footprint */
   uint64_t cached;       /* 1 when an empty chunk stayed with its bin since the
                           * last reclaim pass, 2 while a pass runs (slab.c) */
+  uint64_t check_failures;  /* check mode: blocks found written past their end at free */
+  uint64_t check_first_bad; /* the first such block's address (0: none) */
+  uint64_t check_first_size;/* and the size that was asked for it */
 } dm_heap_stats_t;
 
 /* ----------------------------------------------------------------- heap --- */
@@ -155,7 +159,7 @@ typedef struct dm_heap {
   uint32_t nchunks;
   uint32_t min_block;          /* smaller requests are served this many bytes
                                 * (0: off; see dm_heap_request_size) */
-  uint32_t pad;
+  uint32_t check;              /* 1: check mode (canaries after blocks, checked at free) */
   dm_class_t classes[DM_NUM_CLASSES];
 } dm_heap_t;
 

@@ -201,4 +201,7 @@ void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
   out->double_frees = hs->double_frees;
   out->foreign_frees = hs->foreign_frees;
   out->peak_bytes = hs->peak;
+  out->check_failures = hs->check_failures;
+  out->check_first_bad = hs->check_first_bad;
+  out->check_first_size = hs->check_first_size;
 }

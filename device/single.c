@@ -10,10 +10,16 @@
 DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
   if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
   if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  uint64_t want = size;
   size = dm_heap_request_size(h, size);
   uint32_t arena = dm_heap_arena(h);
   int cls = dm_class_of(size, align);
-  if (cls < 0) return dm_heap_malloc_large(h, size, align, arena);
+  if (cls < 0) {
+    char *p = dm_heap_malloc_large(h, size, align, arena);
+    if (p && h->check)
+      dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
+    return p;
+  }
   dm_resv_t rv;
   dm_resv_init(&rv, arena, (uint32_t)cls);
   dm_grant_t g = dm_slab_grant(h, &rv, 1);
@@ -22,7 +28,9 @@ DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
     return 0;
   }
   dm_heap_note_slab(h, arena, (uint32_t)cls, 1);
-  return dm_grant_slot(g, dm_ctz64(g.bits));
+  char *p = dm_grant_slot(g, dm_ctz64(g.bits));
+  if (h->check) dm_check_arm(p, want, g.size);
+  return p;
 }
 
 /* Returns DM_FREE_OK, or what was wrong with the pointer (counted). */
@@ -35,6 +43,9 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
   }
   uint32_t arena = dm_heap_arena(h);
   if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+    int w;
+    uint64_t node = h->check ? dm_heap_large_lookup(h, off, &w) : 0;
+    if (node) dm_heap_check_free(h, p, 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT));
     return dm_heap_free_large(h, off, arena);
   }
   uint32_t chunk, word;
@@ -49,6 +60,7 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
     dm_heap_note_misuse(h, DM_FREE_DOUBLE);
     return DM_FREE_DOUBLE;
   }
+  if (h->check) dm_heap_check_free(h, p, h->classes[cls].size); /* still ours: not re-listed yet */
   dm_slab_free_commit(h, chunk, 1);
   dm_heap_note_free(h, arena, cls, 1);
   return DM_FREE_OK;

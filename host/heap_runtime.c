@@ -155,14 +155,23 @@ fail:
   return st;
 }
 
-devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *h, size_t bytes) {
-  if (!h || bytes > DM_SLAB_MAX) return DEVMALLOC_EINVAL;
-  uint32_t v = (uint32_t)bytes;
+/* Write one 32-bit field of the device's dm_heap_t. */
+static devmalloc_status_t write_heap_u32(devmalloc_heap_t *h, size_t field, uint32_t v) {
   devmalloc_status_t st = push(h->ctx);
   if (st) return st;
-  CUresult r = copy_to_device(h, h->desc + offsetof(dm_heap_t, min_block), &v, sizeof v);
+  CUresult r = copy_to_device(h, h->desc + field, &v, sizeof v);
   pop();
   return r == CUDA_SUCCESS ? DEVMALLOC_OK : DEVMALLOC_ECUDA;
+}
+
+devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *h, size_t bytes) {
+  if (!h || bytes > DM_SLAB_MAX) return DEVMALLOC_EINVAL;
+  return write_heap_u32(h, offsetof(dm_heap_t, min_block), (uint32_t)bytes);
+}
+
+devmalloc_status_t devmalloc_heap_set_check(devmalloc_heap_t *h, int on) {
+  if (!h) return DEVMALLOC_EINVAL;
+  return write_heap_u32(h, offsetof(dm_heap_t, check), on ? 1u : 0u);
 }
 
 static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdeviceptr addr,

@@ -16,6 +16,10 @@ void devmalloc_stats_print(const devmalloc_stats_t *s, void *file, const char *t
           (unsigned long long)s->failures);
   fprintf(f, "  double frees %llu, foreign frees %llu\n", (unsigned long long)s->double_frees,
           (unsigned long long)s->foreign_frees);
+  if (s->check_failures)
+    fprintf(f, "  check: %llu block(s) written past their end, first at 0x%llx (%llu bytes asked)\n",
+            (unsigned long long)s->check_failures, (unsigned long long)s->check_first_bad,
+            (unsigned long long)s->check_first_size);
   fprintf(f, "  bytes in use %.3f MiB, footprint %.3f MiB, peak footprint %.3f MiB, large blocks %llu\n",
           mib(s->bytes_in_use), mib(s->footprint_bytes), mib(s->peak_bytes),
           (unsigned long long)s->large_allocs);

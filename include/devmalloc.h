@@ -59,6 +59,9 @@ typedef struct devmalloc_stats {
   uint64_t footprint_bytes; /* pool bytes held by slab chunks and large blocks now */
   uint64_t mapped_bytes;    /* device bytes mapped for the heap (heap_bytes: it does not grow) */
   uint64_t growth_events;   /* times the heap grew (0: it does not grow) */
+  uint64_t check_failures;  /* check mode: blocks found written past their end when freed */
+  uint64_t check_first_bad; /* device address of the first such block (0: none) */
+  uint64_t check_first_size;/* the size that was asked for that block */
 } devmalloc_stats_t;
 
 /* Create a heap of `bytes` device bytes in context `ctx` (NULL: the current
@@ -72,6 +75,13 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes,
  * "Programs that read published blocks with plain loads"). The heap must be
  * idle (no kernel using it running). */
 devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *heap, size_t bytes);
+
+/* Check mode (on != 0): every block gets 8 canary bytes after the requested
+ * size and a size word at its end (16 bytes more per block), verified when
+ * it is freed; damaged blocks are counted in devmalloc_stats_t (check_*), the
+ * first one by address. Set it before the first kernel allocates: blocks
+ * handed out before carry no canary (docs/options.md, DEVMALLOC_CHECK). */
+devmalloc_status_t devmalloc_heap_set_check(devmalloc_heap_t *heap, int on);
 
 /* Write the heap's address into the module's descriptor. Returns
  * DEVMALLOC_ENOTFOUND, and changes nothing, when the module was not linked

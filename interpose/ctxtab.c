@@ -39,6 +39,7 @@ typedef struct dm_ctxent {
   int has_last;               /* last counters read successfully */
   int lost;                   /* a read failed: the counters are gone */
   int released;               /* read before the primary context's last release */
+  uint64_t check_reported;    /* check failures already reported */
   devmalloc_stats_t last;
 } dm_ctxent_t;
 
@@ -89,8 +90,11 @@ devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx) {
   return h;
 }
 
-/* DEVMALLOC_MIN_BLOCK on a new heap (a size in bytes, at most 8 KiB). */
-static void apply_min_block(devmalloc_heap_t *h, const dm_options_t *o, unsigned long long id) {
+/* DEVMALLOC_CHECK and DEVMALLOC_MIN_BLOCK (a size in bytes, at most 8 KiB)
+ * on a new heap, before any kernel allocates from it. */
+static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsigned long long id) {
+  if (o->check && dm_heap_ops->set_check(h, 1) != DEVMALLOC_OK)
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CHECK could not be set in context %llu", id);
   if (o->min_block.kind == DM_SIZE_UNSET || (o->min_block.kind == DM_SIZE_BYTES && !o->min_block.bytes))
     return;
   devmalloc_status_t st = o->min_block.kind == DM_SIZE_BYTES
@@ -131,14 +135,14 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
     e->heap = h;
     e->limit.heap_created = 1;
     e->limit.heap_bytes = bytes;
-    apply_min_block(h, o, e->id);
+    apply_heap_options(h, o, e->id);
     dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d)%s",
            bytes >> 20, e->id, e->device,
            o->heap_size.kind != DM_SIZE_UNSET ? " [DEVMALLOC_HEAP_SIZE]"
            : e->limit.app_set ? " [application limit]" : " [default]");
   }
   pthread_mutex_unlock(&g_lock);
-  if (h && o->stats) arm_stats_once();
+  if (h && (o->stats || o->check)) arm_stats_once(); /* check: last report at exit */
   if (h) dm_obs_heap_created(ctx);
   return h;
 }
@@ -174,9 +178,23 @@ static dm_stats_rec_t record_of(const dm_ctxent_t *e, const devmalloc_stats_t *s
 }
 
 /* Read e's counters now; on failure the last known ones, status lost. */
+/* Check mode: say so when blocks were found damaged since the last report. */
+static void report_check(dm_ctxent_t *e, const devmalloc_stats_t *s) {
+  if (s->check_failures <= e->check_reported) return;
+  dm_log(DM_LOG_WARN,
+         "check: context %llu: %llu block(s) written past their end so far (%llu new); the "
+         "first, at 0x%llx, %llu bytes asked: found when a kernel freed it, before this "
+         "point (docs/options.md, DEVMALLOC_CHECK)",
+         e->id, (unsigned long long)s->check_failures,
+         (unsigned long long)(s->check_failures - e->check_reported),
+         (unsigned long long)s->check_first_bad, (unsigned long long)s->check_first_size);
+  e->check_reported = s->check_failures;
+}
+
 static dm_stats_rec_t read_rec(dm_ctxent_t *e, dm_rec_status_t ok_status) {
   devmalloc_stats_t s;
   if (!e->lost && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
+    report_check(e, &s);
     e->last = s;
     e->has_last = 1;
     e->released = 0;            /* readable: the context is still there */

@@ -98,15 +98,14 @@ int dm_jit_ctx_enter(void)
     return 1;
 }
 
+/* The primary context stays retained: the runtime that loads a library
+ * before any context is about to use it, and releasing it here destroyed it
+ * in between (the shim's context table and host pool then forgot it). */
 void dm_jit_ctx_leave(int pushed)
 {
     CUcontext c;
-    CUdevice dev;
-    if (!pushed)
-        return;
-    drv.ctx_pop(&c);
-    if (drv.device_get(&dev, 0) == CUDA_SUCCESS)
-        drv.primary_release(dev);
+    if (pushed)
+        drv.ctx_pop(&c);
 }
 
 static int drv_ready(char *why, size_t whylen)
@@ -146,6 +145,12 @@ int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
         return rc;
     CUdevice dev;
     CUresult r = drv.ctx_get_device(&dev);
+    CUcontext cur = NULL;
+    /* no context yet (a runtime loading its libraries first): device 0, the
+     * one whose primary context a link would run in (dm_jit_ctx_enter) */
+    if (r != CUDA_SUCCESS && drv.ctx_get_current && drv.device_get &&
+        drv.ctx_get_current(&cur) == CUDA_SUCCESS && !cur && drv.device_get(&dev, 0) == CUDA_SUCCESS)
+        r = CUDA_SUCCESS;
     if (r != CUDA_SUCCESS)
         return dm_fail(-EIO, why, whylen, "no current context (%s)", err_name(r));
     if ((r = drv.dev_get_attr(&t->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
@@ -173,9 +178,12 @@ int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
     CUjit_option opt[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
     void *val[] = { errlog, (void *)(uintptr_t)sizeof errlog };
     CUlinkState ls;
+    int pushed = dm_jit_ctx_enter();   /* only a link needs a context */
     CUresult r = drv.link_create(2, opt, val, &ls);
-    if (r != CUDA_SUCCESS)
+    if (r != CUDA_SUCCESS) {
+        dm_jit_ctx_leave(pushed);
         return dm_fail(-EIO, why, whylen, "cuLinkCreate: %s", err_name(r));
+    }
     for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
         CUjit_option cap_opt[] = { CU_JIT_MAX_REGISTERS };
         void *cap_val[] = { (void *)(uintptr_t)in[i].max_registers };
@@ -206,5 +214,6 @@ int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
         }
     }
     drv.link_destroy(ls);
+    dm_jit_ctx_leave(pushed);
     return rc;
 }

@@ -32,8 +32,8 @@ int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen);
 
 /* A context for a JIT link: with one current, nothing; with none (a runtime
  * loading its libraries before creating a context), device 0's primary
- * context is retained and pushed. Returns 1 when it pushed one, for
- * dm_jit_ctx_leave() to pop and release. */
+ * context is retained (for good: the runtime uses it next) and pushed.
+ * Returns 1 when it pushed one, for dm_jit_ctx_leave() to pop. */
 int  dm_jit_ctx_enter(void);
 void dm_jit_ctx_leave(int pushed);
 

@@ -386,21 +386,10 @@ static int relink_for_target(const void *image, size_t len, dm_image_kind_t kind
 
 /* Re-link an image for the current context's device. CUDA 12+ runtimes load
  * their libraries before any context exists (context-independent loading):
- * the link then runs in device 0's primary context, pushed for its duration
- * (dm_jit_ctx_enter), which the runtime is about to use anyway. */
-static int relink_buffer_here(const void *image, size_t len, const char *label,
-                              const void **out, size_t *out_size, char *why, size_t whylen);
+ * the target is then device 0, and only an actual link (a cache miss of a
+ * module that calls malloc) runs in its primary context (jit_link.c). */
 static int relink_buffer(const void *image, size_t len, const char *label,
                          const void **out, size_t *out_size, char *why, size_t whylen)
-{
-    int pushed = dm_jit_ctx_enter();
-    int r = relink_buffer_here(image, len, label, out, out_size, why, whylen);
-    dm_jit_ctx_leave(pushed);
-    return r;
-}
-
-static int relink_buffer_here(const void *image, size_t len, const char *label,
-                              const void **out, size_t *out_size, char *why, size_t whylen)
 {
     pthread_once(&once, relink_init);
     if (opts.jit == JIT_OFF)

@@ -183,6 +183,7 @@ typedef struct dm_heap_ops {
   const char *(*status_string)(devmalloc_status_t);
   void (*stats_print)(const devmalloc_stats_t *, void *, const char *);
   devmalloc_status_t (*set_min_block)(devmalloc_heap_t *, size_t);
+  devmalloc_status_t (*set_check)(devmalloc_heap_t *, int);
 } dm_heap_ops_t;
 extern const dm_heap_ops_t *dm_heap_ops;
 

@@ -25,6 +25,8 @@
   X(footprint_bytes, r->s.footprint_bytes)                \
   X(peak_bytes, r->s.peak_bytes)                          \
   X(large_allocs, r->s.large_allocs)                      \
+  X(check_failures, r->s.check_failures)                  \
+  X(check_first_bad, r->s.check_first_bad)                \
   X(relinked_modules, r->relinked_modules)
 
 typedef struct { char *p; size_t n, len; int over; } out_t;

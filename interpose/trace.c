@@ -56,7 +56,7 @@ static int mode(void) {
   int m = atomic_load_explicit(&g_mode, memory_order_relaxed);
   if (m >= 0) return m;
   const dm_options_t *o = dm_options();
-  m = o->trace ? 2 : o->stats ? 1 : 0;
+  m = o->trace ? 2 : (o->stats || o->check) ? 1 : 0;
   atomic_store(&g_mode, m);
   return m;
 }

@@ -12,3 +12,9 @@ $(GPU_PROG_DIR)/dm_lto: tests/gpu/progs/dm_lto.cu $(DEVICE_LTO_LIB) $(HOST_LIB) 
 	$(BUILD)/nvcc-dlto -O2 -std=c++17 -Iinclude -arch=sm_90 -dlto -rdc=true $< $(DEVICE_LTO_LIB) $(HOST_LIB) -lcuda -o $@
 
 GPU_BINS += $(GPU_PROG_DIR)/dm_suite $(GPU_PROG_DIR)/dm_unbound $(GPU_PROG_DIR)/dm_lto
+
+# Check mode's GPU case (tests/gpu/cases/55_check.sh): a plain nvcc program
+# (PTX embedded, re-linked under the shim) with an off-by-one write.
+$(GPU_PROG_DIR)/check_overflow: tests/gpu/progs/check_overflow.cu | $(GPU_PROG_DIR)/.dir
+	$(NVCC) -O2 -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
+GPU_BINS += $(GPU_PROG_DIR)/check_overflow

@@ -8,6 +8,7 @@
 
 POOL_SRCS := host/pool_tree.c host/pool.c host/pool_config.c interpose/pool_hooks.c
 POOL_HDRS := host/pool_tree.h host/pool.h host/pool_config.h host/pool_glue.h interpose/options.h \
+             interpose/options.def interpose/opt_parse.h \
              interpose/pool_hooks.h
 POOL_OBJS := $(patsubst %.c,$(BUILD)/pool/%.o,$(notdir $(POOL_SRCS)))
 POOL_TSAN_OBJS := $(patsubst %.c,$(BUILD)/pool/tsan/%.o,$(notdir $(POOL_SRCS)))

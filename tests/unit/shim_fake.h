@@ -65,8 +65,14 @@ static devmalloc_status_t fk_set_min_block(devmalloc_heap_t *h, size_t b) {
   fk_min_block = b;
   return DEVMALLOC_OK;
 }
+static int fk_check; /* last value given to set_check */
+static devmalloc_status_t fk_set_check(devmalloc_heap_t *h, int on) {
+  (void)h;
+  fk_check = on;
+  return DEVMALLOC_OK;
+}
 static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
-                                     fk_destroy, fk_str, fk_print, fk_set_min_block};
+                                     fk_destroy, fk_str, fk_print, fk_set_min_block, fk_set_check};
 const dm_heap_ops_t *dm_heap_ops = &fk_ops;
 
 __attribute__((unused)) static void fk_reset(void) {

@@ -102,8 +102,40 @@ static void test_aligned_requests(void **st) {
   assert_true(dm_heap_is_whole(f.h));
 }
 
+/* Check mode: blocks written within their size pass; a byte written past the
+ * end of a slab block or a large block is found at free, counted, and the
+ * first such block named; the heap stays consistent. */
+static void test_check_mode(void **st) {
+  f.h->check = 1;
+  uint64_t fails0 = f.h->hstats->check_failures;
+  for (uint64_t size = 1; size <= 40000; size = size * 5 + 3) { /* clean: slab and large */
+    char *p = dm_malloc(f.h, size, 16);
+    assert_non_null(p);
+    memset(p, 0x5a, size);
+    assert_int_equal(dm_free(f.h, p), DM_FREE_OK);
+  }
+  assert_int_equal(f.h->hstats->check_failures, fails0);
+  char *a = dm_malloc(f.h, 24, 16), *b = dm_malloc(f.h, 20000, 16);
+  assert_non_null(a);
+  assert_non_null(b);
+  a[24] ^= 1;                                /* one byte past a 24-byte block */
+  assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
+  assert_int_equal(f.h->hstats->check_failures, fails0 + 1);
+  if (fails0 == 0) {
+    assert_int_equal(f.h->hstats->check_first_bad, (uint64_t)(uintptr_t)a);
+    assert_int_equal(f.h->hstats->check_first_size, 24);
+  }
+  memset(b + 20000, 0, 3);                   /* past a large block's request */
+  assert_int_equal(dm_free(f.h, b), DM_FREE_OK);
+  assert_int_equal(f.h->hstats->check_failures, fails0 + 2);
+  f.h->check = 0;
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_check_mode),
       cmocka_unit_test(test_free_null_is_noop),
       cmocka_unit_test(test_zero_and_oversized),
       cmocka_unit_test(test_double_free_small),

@@ -112,10 +112,12 @@ static void t_ctx_table(void **st) {
   assert_null(dm_ctx_heap_peek(CTX_A));
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_RECORD);
   fk_min_block = 0;
+  fk_check = 0;
   devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
   assert_non_null(h);
   assert_int_equal(fk_last_bytes, 48u << 20);
   assert_int_equal(fk_min_block, 128);                     /* DEVMALLOC_MIN_BLOCK, set in main */
+  assert_int_equal(fk_check, 1);                           /* DEVMALLOC_CHECK, set in main */
   assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_NOOP);
@@ -407,6 +409,7 @@ static void t_limit_hook_sizes(void **st) {
 
 int main(void) {
   setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
+  setenv("DEVMALLOC_CHECK", "1", 1);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_limit_hook_sizes),
     cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),
