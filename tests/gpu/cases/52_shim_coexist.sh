@@ -36,4 +36,17 @@ if command -v compute-sanitizer >/dev/null; then
   printf '%s\n' "---- compute-sanitizer" "$OUT" | tail -15
   if grep -q "ERROR SUMMARY: 0 errors" <<<"$OUT"; then check_served shim_coexist_compute_sanitizer "$OUT" $RC 131072
   else echo "FAIL shim_coexist_compute_sanitizer: exit $RC, $(grep -E 'SUMMARY|No attachable' <<<"$OUT" | head -2)"; fi
+  # the CLI around the sanitizer, and the sanitizer around the CLI
+  for form in cli_outside cli_inside; do
+    if [ $form = cli_outside ]; then
+      OUT=$(DEVMALLOC_PRELOAD="$SHIM_SO" bash tools/devmalloc run --stats -- \
+            compute-sanitizer --tool memcheck --print-limit 20 "$P/shim_static" 2>&1); RC=$?
+    else
+      OUT=$(DEVMALLOC_PRELOAD="$SHIM_SO" compute-sanitizer --tool memcheck --print-limit 20 \
+            bash tools/devmalloc run --stats -- "$P/shim_static" 2>&1); RC=$?
+    fi
+    printf '%s\n' "---- compute-sanitizer ($form)" "$OUT" | tail -8
+    if grep -q "ERROR SUMMARY: 0 errors" <<<"$OUT"; then check_served "shim_coexist_compute_sanitizer_$form" "$OUT" $RC 131072
+    else echo "FAIL shim_coexist_compute_sanitizer_$form: exit $RC, $(grep -E 'SUMMARY|No attachable' <<<"$OUT" | head -2)"; fi
+  done
 else echo "SKIP shim_coexist_compute_sanitizer: compute-sanitizer not found"; fi
