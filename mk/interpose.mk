@@ -1,4 +1,4 @@
-# mk/interpose.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so (issue 5),
+# mk/interpose.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so,
 # its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
 #
 # The shim links, all static and hidden (-Wl,--exclude-libs,ALL + a version

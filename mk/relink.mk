@@ -1,4 +1,4 @@
-# mk/relink.mk — load-time re-link of unmodified binaries (issue 6): the
+# mk/relink.mk — load-time re-link of unmodified binaries: the
 # fatbin/cubin reader, decompression, JIT link and cache (interpose/), the
 # devmalloc-inspect tool, host tests, the fuzz target and the GPU case programs.
 #

@@ -1,5 +1,5 @@
 /*
- * dm_suite.cu — the device module's GPU tests (issue: device malloc/free on
+ * dm_suite.cu — the device module's GPU tests (device malloc/free on
  * the GPU). A program relinked with devmalloc (-rdc), heap from
  * devmalloc_cuda_init(). Prints PASS/FAIL lines (tests/gpu/run.sh format).
  *   dm_suite [--quick]    --quick: reduced sizes (for compute-sanitizer)
