@@ -4,14 +4,15 @@
 #   tools/setup-deps.sh --if-missing  same, silent when nothing is missing
 set -euo pipefail
 # build: libelf, cmocka, zstd, lz4, pkg-config. Extras, for the host tests and
-# the plots only: clang for the libFuzzer targets `make check` runs briefly, the jemalloc and tcmalloc preloads the shim is checked beside
+# the plots only: clang and its runtimes (libclang-rt-dev: libFuzzer) for the
+# fuzz targets `make check` runs briefly, the jemalloc and tcmalloc preloads the shim is checked beside
 # (check_interposers), cmake for the installed-package recipe, matplotlib for
 # the benchmark plots. When the extras cannot be installed (a machine without
 # a package mirror, e.g. a GPU machine running a prebuilt tree) this says so
 # and goes on: the tests that need them fail and name the package.
 required=(libelf-dev libcmocka-dev libzstd-dev liblz4-dev pkg-config)
 hdrs=(/usr/include/libelf.h /usr/include/cmocka.h /usr/include/zstd.h /usr/include/lz4.h /usr/bin/pkg-config)
-extras=(clang libjemalloc2 libtcmalloc-minimal4 cmake python3-matplotlib)
+extras=(clang libclang-rt-dev libjemalloc2 libtcmalloc-minimal4 cmake python3-matplotlib)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 missing=() missing_required=0
 for i in "${!required[@]}"; do
