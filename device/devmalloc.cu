@@ -150,7 +150,7 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
   uint64_t node = dm_heap_large_lookup(h, off, &why);
   if (!node) dm_heap_note_misuse(h, why);
   else if (h->check)
-    dm_heap_check_free(h, h->buddy.base + off, 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT));
+    dm_heap_check_free(h, h->buddy.base + off, dm_heap_node_bytes(h, node));
   uint32_t key = node && node < (1ull << 32) ? dm_buddy_order(&h->buddy, node) : 64u + lane;
   uint32_t grp = __match_any_sync(lg, key);
   uint32_t k = (uint32_t)__popc(grp), leader = (uint32_t)__ffs(grp) - 1u;

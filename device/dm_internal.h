@@ -69,6 +69,7 @@ DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size);
+DM_FN uint64_t dm_heap_node_bytes(const dm_heap_t *h, uint64_t node);
 DM_FN void dm_check_arm(char *p, uint64_t size, uint64_t bytes);
 DM_FN int dm_check_intact(const char *p, uint64_t bytes);
 DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes);

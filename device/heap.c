@@ -86,6 +86,11 @@ DM_COLD uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
   return node;
 }
 
+/* Bytes of tree node `node`'s block. */
+DM_FN uint64_t dm_heap_node_bytes(const dm_heap_t *h, uint64_t node) {
+  return 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT);
+}
+
 /* Order of the tree block for a large request, DM_MAX_ORDERS when none fits. */
 DM_FN uint32_t dm_heap_large_order(const dm_heap_t *h, uint64_t size, uint64_t align) {
   uint64_t need = size > align ? size : align;
@@ -157,7 +162,7 @@ DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
 
 /* Free k = 2^j allocated blocks: the run under node y (j = 0: one block). */
 DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
-  uint64_t bytes = 1ull << (dm_buddy_order(&h->buddy, y) + DM_LEAF_SHIFT);
+  uint64_t bytes = dm_heap_node_bytes(h, y);
   dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
   if (j) dm_buddy_free_run(&h->buddy, y, j);
   else dm_buddy_free(&h->buddy, y);

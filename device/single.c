@@ -45,7 +45,7 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
   if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
     int w;
     uint64_t node = h->check ? dm_heap_large_lookup(h, off, &w) : 0;
-    if (node) dm_heap_check_free(h, p, 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT));
+    if (node) dm_heap_check_free(h, p, dm_heap_node_bytes(h, node));
     return dm_heap_free_large(h, off, arena);
   }
   uint32_t chunk, word;

@@ -79,7 +79,11 @@ static void drv_init(void)
     drv.ctx_pop         = (ctx_pop_fn)r("cuCtxPopCurrent_v2");
 }
 
-int dm_jit_ctx_enter(void)
+/* A context for a JIT link: with one current, nothing; with none (a runtime
+ * loading its libraries before creating a context), device 0's primary
+ * context is retained (for good: the runtime uses it next) and pushed.
+ * Returns 1 when it pushed one, for ctx_leave() to pop. */
+static int ctx_enter(void)
 {
     pthread_once(&drv_once, drv_init);
     CUcontext cur = NULL;
@@ -101,7 +105,7 @@ int dm_jit_ctx_enter(void)
 /* The primary context stays retained: the runtime that loads a library
  * before any context is about to use it, and releasing it here destroyed it
  * in between (the shim's context table and host pool then forgot it). */
-void dm_jit_ctx_leave(int pushed)
+static void ctx_leave(int pushed)
 {
     CUcontext c;
     if (pushed)
@@ -147,7 +151,7 @@ int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
     CUresult r = drv.ctx_get_device(&dev);
     CUcontext cur = NULL;
     /* no context yet (a runtime loading its libraries first): device 0, the
-     * one whose primary context a link would run in (dm_jit_ctx_enter) */
+     * one whose primary context a link would run in (ctx_enter) */
     if (r != CUDA_SUCCESS && drv.ctx_get_current && drv.device_get &&
         drv.ctx_get_current(&cur) == CUDA_SUCCESS && !cur && drv.device_get(&dev, 0) == CUDA_SUCCESS)
         r = CUDA_SUCCESS;
@@ -178,10 +182,10 @@ int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
     CUjit_option opt[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
     void *val[] = { errlog, (void *)(uintptr_t)sizeof errlog };
     CUlinkState ls;
-    int pushed = dm_jit_ctx_enter();   /* only a link needs a context */
+    int pushed = ctx_enter();   /* only a link needs a context */
     CUresult r = drv.link_create(2, opt, val, &ls);
     if (r != CUDA_SUCCESS) {
-        dm_jit_ctx_leave(pushed);
+        ctx_leave(pushed);
         return dm_fail(-EIO, why, whylen, "cuLinkCreate: %s", err_name(r));
     }
     for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
@@ -214,6 +218,6 @@ int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
         }
     }
     drv.link_destroy(ls);
-    dm_jit_ctx_leave(pushed);
+    ctx_leave(pushed);
     return rc;
 }

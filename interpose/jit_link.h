@@ -30,13 +30,6 @@ typedef struct {
 
 int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen);
 
-/* A context for a JIT link: with one current, nothing; with none (a runtime
- * loading its libraries before creating a context), device 0's primary
- * context is retained (for good: the runtime uses it next) and pushed.
- * Returns 1 when it pushed one, for dm_jit_ctx_leave() to pop. */
-int  dm_jit_ctx_enter(void);
-void dm_jit_ctx_leave(int pushed);
-
 /* Register cap for devmalloc's own PTX (mk/device.mk, DEVICE_MAXRREG: keep
  * equal). Code that calls the built-in malloc/free keeps live values in
  * registers above R31 across the call; an allocator compiled with more

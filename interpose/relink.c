@@ -63,8 +63,6 @@ static relink_opts_t opts;
 static dm_cache_t *cache;
 static uint8_t dm_ptx_hash[32];
 static size_t dm_ptx_len;
-/* The target devmalloc's PTX is built for (mk/device.mk, DEVICE_PTX_ARCH). */
-#define DM_PTX_BUILT_ARCH 80u
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* Messages go through the shim's log (interpose/log.c: DEVMALLOC_LOG, levels)
@@ -263,8 +261,8 @@ static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t,
 static char *devmalloc_ptx_for(unsigned arch, size_t *len)
 {
     const char *t = strstr(dm_devmalloc_ptx, "\n.target sm_");
-    if (!t || arch <= DM_PTX_BUILT_ARCH || arch > 999)
-        return NULL;
+    if (!t || arch <= strtoul(t + strlen("\n.target sm_"), NULL, 10) || arch > 999)
+        return NULL;   /* at or below the target it was built for: as built */
     const char *eol = strchr(t + 1, '\n');
     if (!eol)
         return NULL;
@@ -380,10 +378,6 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
     return r;
 }
 
-static int relink_for_target(const void *image, size_t len, dm_image_kind_t kind,
-                             const char *label, const dm_jit_target_t *tp, const void **out,
-                             size_t *out_size, char *why, size_t whylen);
-
 /* Re-link an image for the current context's device. CUDA 12+ runtimes load
  * their libraries before any context exists (context-independent loading):
  * the target is then device 0, and only an actual link (a cache miss of a
@@ -418,16 +412,6 @@ static int relink_buffer(const void *image, size_t len, const char *label,
     dm_jit_target_t t;
     if (dm_jit_target(&t, ewhy, sizeof ewhy) < 0)
         return dm_fail(0, why, whylen, "%s: %s", label, ewhy);
-    return relink_for_target(image, len, kind, label, &t, out, out_size, why, whylen);
-}
-
-/* relink_buffer once the target device is known (a context is current). */
-static int relink_for_target(const void *image, size_t len, dm_image_kind_t kind,
-                             const char *label, const dm_jit_target_t *tp, const void **out,
-                             size_t *out_size, char *why, size_t whylen)
-{
-    const dm_jit_target_t t = *tp;
-    char ewhy[200];
 
     if (kind == DM_IMG_PTX) {
         const char *p = image;
