@@ -128,8 +128,10 @@ typedef struct dm_heap_stats {
   uint64_t foreign_frees;
   uint64_t footprint;    /* pool bytes held by chunks and large blocks */
   uint64_t peak;         /* maximum of footprint */
-  uint64_t cached;       /* 1 when an empty chunk stayed with its bin since the
-                          * last reclaim pass, 2 while a pass runs (slab.c) */
+  uint64_t cached;       /* 1 when a chunk emptied since the last reclaim pass began */
+  uint64_t reclaim;      /* reclaim pass: gen << 2 | state (slab.c) */
+  uint64_t reclaim_next; /* next range of chunks for the pass */
+  uint64_t reclaim_done; /* ranges done */
   uint64_t check_failures;  /* check mode: blocks found written past their end at free */
   uint64_t check_first_bad; /* the first such block's address (0: none) */
   uint64_t check_first_size;/* and the size that was asked for it */

@@ -117,6 +117,17 @@ DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint3
   return dm_buddy_addr(&h->buddy, node);
 }
 
+/* Fewer free bytes in the pool than a block of `order`: no retry can help.
+ * The footprint is raised after blocks are taken and lowered before they are
+ * freed, so it never exceeds what is held and this never says "full" early.
+ * (Other requests failing at once keep expectations up in the tree, so
+ * dm_buddy_exhausted alone let each failing request of a full heap retry for
+ * tens of microseconds.) */
+static DM_INLINE int heap_full(dm_heap_t *h, uint32_t order) {
+  uint64_t held = dm_load64(&h->hstats->footprint);
+  return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < (1ull << (order + DM_LEAF_SHIFT));
+}
+
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint32_t order = dm_heap_large_order(h, size, align);
@@ -131,7 +142,7 @@ DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, 
    * expectations inflated and slowed chunk grows tenfold.) */
   for (uint32_t tries = 0; order != DM_MAX_ORDERS && tries < DM_LARGE_RETRIES; tries++) {
     node = dm_heap_tree_alloc(h, order, 1);
-    if (node || dm_buddy_exhausted(&h->buddy, order)) break;
+    if (node || dm_buddy_exhausted(&h->buddy, order) || heap_full(h, order)) break;
     dm_pause_ns(512u << tries);
   }
   if (!node) {

@@ -21,11 +21,11 @@
  *      pseudo-random word (RW-BM).
  * Free clears the bit (fetch-and: a bit already clear is a double free),
  * signals the semaphore, decrements `used`, re-lists a chunk that was full,
- * and returns an empty chunk to the buddy tree (try-wait of a whole chunk's
- * units, then CAS used 0 -> dead) unless it is its bin's last free chunk's
- * worth: that one stays cached, and a reclaim pass returns cached chunks when
- * the tree cannot serve a request, so a heap whose blocks are all freed holds
- * nothing that a request cannot get back.
+ * and marks the heap when a chunk empties: empty chunks stay with their bins
+ * until a reclaim pass (the tree cannot serve a request) returns them to the
+ * buddy tree (try-wait of a whole chunk's units, then CAS used 0 -> dead), so
+ * a heap whose blocks are all freed holds nothing that a request cannot get
+ * back.
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
  * the prev/next/listed fields of its chunks; it is taken when a chunk fills
@@ -354,13 +354,13 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
   return dm_and64(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
 }
 
-/* Return an empty chunk to the buddy tree if its units are free and `keep`
- * more free units stay with the bin. Returns 1 when the chunk went back. */
-static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t keep) {
+/* Return an empty chunk to the buddy tree if its units are free. Returns 1
+ * when the chunk went back. */
+static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
   uint32_t cap = h->classes[tag_class(tag)].cap;
   uint64_t empty = (uint64_t)tag << 32;
-  if (!dm_sem_try_wait_keep(&b->sem, cap, keep)) return 0;
+  if (!dm_sem_try_wait_keep(&b->sem, cap, 0)) return 0;
   bin_lock(b);
   int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (dead) {
@@ -378,38 +378,62 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag, uint3
   return 1;
 }
 
-/* Return every empty chunk that bins kept to the tree (when the tree runs
- * short). `cached` is 0 (nothing marked), 1 (marked) or 2 (a pass running).
- * One caller runs the pass; callers that arrive meanwhile wait for it to end
- * (giving up, as they did, left large requests NULL while the pass was
- * freeing the very chunks that split their blocks). Returns nonzero when the
- * caller should try the tree again. */
+/* Return every empty chunk that bins keep to the tree (the tree runs short).
+ * The pass is shared: every caller that arrives while it runs takes ranges of
+ * chunks from a cursor and releases the empty ones there, then waits for the
+ * pass to end (a caller that gave up while others were freeing the very
+ * chunks that would split its block got NULL with memory on its way).
+ * hstats->reclaim is gen << 2 | state (0 idle, 1 starting, 2 running); a
+ * waiter waits for the word it saw to change, never for a later pass.
+ * Returns nonzero when the caller should try the tree again. */
+#define DM_RECLAIM_RANGE 64u /* chunks per cursor step */
 DM_COLD uint32_t dm_slab_reclaim(dm_heap_t *h) {
-  uint64_t c = dm_load64(&h->hstats->cached);
-  if (c == 2) {
-    while (dm_load64(&h->hstats->cached) == 2) dm_pause_ns(1024);
-    return 1;
+  dm_heap_stats_t *s = h->hstats;
+  uint32_t ranges = (h->nchunks + DM_RECLAIM_RANGE - 1) / DM_RECLAIM_RANGE;
+  uint64_t w = dm_load64(&s->reclaim);
+  for (;;) {
+    if ((w & 3u) == 2u) break;
+    if ((w & 3u) == 1u) {
+      dm_pause_ns(256);
+      w = dm_load64(&s->reclaim);
+      continue;
+    }
+    if (!dm_load64(&s->cached)) return 0; /* nothing kept since the last pass began */
+    uint64_t old = dm_cas64(&s->reclaim, w, (w & ~3ull) + 1u);
+    if (old != w) {
+      w = old;
+      continue;
+    }
+    dm_store64(&s->cached, 0); /* chunks emptied from now on mark it again */
+    dm_store64(&s->reclaim_next, 0);
+    dm_store64(&s->reclaim_done, 0);
+    dm_fence();
+    w = (w & ~3ull) + 2u;
+    dm_store64(&s->reclaim, w);
+    break;
   }
-  if (c != 1 || dm_cas64(&h->hstats->cached, 1, 2) != 1) return 0;
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < h->nchunks; i++) {
-    uint64_t v = dm_load64(&h->chunks[i].live);
-    if (v && (uint32_t)v == 0) n += (uint32_t)chunk_release(h, i, (uint32_t)(v >> 32), 0);
+  for (uint64_t r; (r = dm_add64(&s->reclaim_next, 1)) < ranges;) {
+    uint32_t end = (uint32_t)(r + 1) * DM_RECLAIM_RANGE;
+    for (uint32_t i = (uint32_t)r * DM_RECLAIM_RANGE; i < end && i < h->nchunks; i++) {
+      uint64_t v = dm_load64(&h->chunks[i].live);
+      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
+    }
+    if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
   }
-  dm_store64(&h->hstats->cached, 0);
-  return n;
+  while (dm_load64(&s->reclaim) == w) dm_pause_ns(512);
+  return 1;
 }
 
 /* Account `count` slots of chunk idx freed (their bits already cleared).
- * The units are signalled before `used` drops: when the last free of a chunk
- * sees used reach 0, every other free of it has signalled already, so the
- * release finds the chunk's units (the other order left empty chunks held
- * when two warps freed a chunk's last slots at once). A waiter that takes a
- * unit before `used` drops finds no room for a moment and retries.
- * An empty chunk goes back to the tree only while its bin keeps another
- * chunk's worth of free slots; otherwise the bin keeps it (no chunk churn
- * when a warp allocates and frees in a loop) and it is marked for the next
- * reclaim pass. */
+ * The units are signalled before `used` drops: when a reclaim pass sees used
+ * at 0, every free of the chunk has signalled already, so the release finds
+ * the chunk's units. A waiter that takes a unit before `used` drops finds no
+ * room for a moment and retries.
+ * An empty chunk stays with its bin and is marked for the next reclaim pass:
+ * returning it at once put every emptied chunk through the tree's per-order
+ * semaphores and node locks (a free kernel of 1 KiB blocks returned 8 K
+ * chunks and ran 60x slower than one of 16 B blocks), and a bin that
+ * allocates again soon would take a chunk straight back. */
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
   uint32_t tag = (uint32_t)(dm_load64(&h->chunks[chunk].live) >> 32); /* stable: we hold slots */
   uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
@@ -426,6 +450,5 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
     if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
     bin_unlock(b);
   }
-  if (used == count && !chunk_release(h, chunk, tag, cap) && !dm_load64(&h->hstats->cached))
-    dm_store64(&h->hstats->cached, 1);
+  if (used == count && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
