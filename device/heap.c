@@ -77,13 +77,36 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
   dm_add64(&h->astats[arena].class_frees[cls], count);
 }
 
+/* Fewer free bytes in the pool than `bytes`: no retry can help. The
+ * footprint is raised after blocks are taken and lowered before they are
+ * freed, so it never exceeds what is held and this never says "full" early.
+ * Checked before touching the tree: the requests of a full heap that each
+ * went through the tree's semaphores (and retried there) made a kernel of
+ * failing requests 100x slower per call than one of succeeding ones. */
+static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
+  uint64_t held = dm_load64(&h->hstats->footprint);
+  return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
+}
+
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
- * dm_buddy_alloc_run); when the tree cannot serve them, return the empty
- * chunks that bins keep and try once more. First node or 0. */
+ * dm_buddy_alloc_run); first node or 0. When the tree cannot serve them,
+ * return the empty chunks that bins keep, and retry a few times while the
+ * pool has the bytes: a GROW that reaches the root with nothing to split is
+ * not always out of memory. Requests arriving together send more growers up
+ * the tree than the splits in flight need, and the surplus fails at the root
+ * while blocks are on their way down (a warp's run then fell back to 32
+ * one-block requests). Expectations are unwound before each pause. */
 DM_COLD uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
-  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
-  return node;
+  uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
+  if (heap_full(h, bytes) && !dm_slab_reclaim(h)) return 0; /* counts kept empty chunks */
+  for (uint32_t tries = 0;; tries++) {
+    uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
+    if (node) return node;
+    if (dm_slab_reclaim(h)) continue;
+    if (tries >= DM_LARGE_RETRIES || heap_full(h, bytes) || dm_buddy_exhausted(&h->buddy, order))
+      return 0;
+    dm_pause_ns(512u << tries);
+  }
 }
 
 /* Bytes of tree node `node`'s block. */
@@ -117,34 +140,10 @@ DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint3
   return dm_buddy_addr(&h->buddy, node);
 }
 
-/* Fewer free bytes in the pool than a block of `order`: no retry can help.
- * The footprint is raised after blocks are taken and lowered before they are
- * freed, so it never exceeds what is held and this never says "full" early.
- * (Other requests failing at once keep expectations up in the tree, so
- * dm_buddy_exhausted alone let each failing request of a full heap retry for
- * tens of microseconds.) */
-static DM_INLINE int heap_full(dm_heap_t *h, uint32_t order) {
-  uint64_t held = dm_load64(&h->hstats->footprint);
-  return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < (1ull << (order + DM_LEAF_SHIFT));
-}
-
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint32_t order = dm_heap_large_order(h, size, align);
-  uint64_t node = 0;
-  /* A GROW that reaches the root with nothing to split is not always out of
-   * memory: requests spread in time can send more growers up a level than
-   * the splits in flight need, and the surplus fails while blocks are on
-   * their way down. Retry a few times while the tree still has a block or
-   * one expected at this order or above. (A guard, not a measured fix: the
-   * NULLs seen on the GPU for 1 MiB blocks came from reclaim, see slab.c.
-   * Retrying every tree allocation in dm_buddy_alloc instead kept
-   * expectations inflated and slowed chunk grows tenfold.) */
-  for (uint32_t tries = 0; order != DM_MAX_ORDERS && tries < DM_LARGE_RETRIES; tries++) {
-    node = dm_heap_tree_alloc(h, order, 1);
-    if (node || dm_buddy_exhausted(&h->buddy, order) || heap_full(h, order)) break;
-    dm_pause_ns(512u << tries);
-  }
+  uint64_t node = order != DM_MAX_ORDERS ? dm_heap_tree_alloc(h, order, 1) : 0;
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
     return 0;
