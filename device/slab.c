@@ -4,9 +4,10 @@
  * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
  * size class of one arena (an SM on the GPU); its first 1 KiB holds its slot
  * bitmap and slots follow from offset 1024. The chunk's descriptor (dm_chunk_t,
- * outside the pool, never freed) holds `live` = tag << 32 | used, where tag
- * names arena and class (0: not a slab chunk) and `used` counts slots claimed
- * or pinned.
+ * outside the pool, never freed) holds `live` = tag << 32 | off | used, where
+ * tag names arena and class (0: not a slab chunk), `used` counts slots
+ * claimed or pinned, and `off` (DM_LIVE_OFF) says that a full chunk was taken
+ * off its bin's list.
  *
  * Allocation is two-stage, per request of n slots (n lanes of a warp on the
  * GPU, 1 on the host):
@@ -28,8 +29,12 @@
  * back.
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
- * the prev/next/listed fields of its chunks; it is taken when a chunk fills
- * up, empties, or the hint runs dry — never per allocation. `hint` and `live`
+ * the prev/next/listed fields of its chunks; it is taken when the hint runs
+ * dry, and when a free finds its chunk off the list — never per allocation,
+ * and not when a full chunk that is still listed gets a slot back. A search
+ * takes a full chunk off the list by setting `off` with a CAS that expects
+ * it full; a free's decrement of the same word then returns `off` set, and
+ * that free puts the chunk back, so no chunk with free slots stays unlisted. `hint` and `live`
  * are read and updated lock-free. A stale hint is harmless: pinning checks the
  * tag, and a chunk re-formatted for the same bin is a valid target.
  */
@@ -48,6 +53,7 @@ static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
   return (uint64_t *)chunk_base(h, idx);
 }
 static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_OFF; }
 
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
@@ -150,7 +156,8 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
     dm_store64(&bm[w], v);
   }
   dm_fence();
-  dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
+  uint32_t off = take == c->cap ? DM_LIVE_OFF : 0; /* a full chunk is not listed */
+  dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | off | take);
   dm_grant_t g;
   g.chunk = chunk_base(h, idx);
   g.word = 0;
@@ -168,7 +175,7 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
   uint64_t v = dm_load64(live);
   for (;;) {
     if ((uint32_t)(v >> 32) != tag) return 0;
-    uint32_t used = (uint32_t)v;
+    uint32_t used = live_used(v);
     if (used >= cap) return 0;
     uint32_t t = cap - used < want ? cap - used : want;
     uint64_t old = dm_cas64(live, v, v + t);
@@ -186,9 +193,12 @@ static DM_COLD uint32_t bin_rescan(dm_heap_t *h, dm_bin_t *b, uint32_t tag, uint
   bin_lock(b);
   uint32_t cur = ld(&b->head);
   while (cur) {
-    uint64_t v = dm_load64(&h->chunks[cur - 1].live);
+    uint64_t *live = &h->chunks[cur - 1].live, v = dm_load64(live);
     uint32_t next = ld(&h->chunks[cur - 1].next);
-    if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
+    if ((uint32_t)(v >> 32) == tag) {
+      if (live_used(v) < cap) break;
+      if (dm_cas64(live, v, v | DM_LIVE_OFF) != v) continue; /* a free came: look again */
+    }
     list_remove(h, b, cur - 1);
     cur = next;
   }
@@ -416,7 +426,7 @@ DM_COLD uint32_t dm_slab_reclaim(dm_heap_t *h) {
     uint32_t end = (uint32_t)(r + 1) * DM_RECLAIM_RANGE;
     for (uint32_t i = (uint32_t)r * DM_RECLAIM_RANGE; i < end && i < h->nchunks; i++) {
       uint64_t v = dm_load64(&h->chunks[i].live);
-      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
+      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32)); /* empty, listed */
     }
     if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
   }
@@ -439,14 +449,15 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
   uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
   dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
   dm_sem_signal(&b->sem, count, 0);
-  uint32_t used = (uint32_t)dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
-  if (used == cap) { /* was full (and maybe unlisted): list it again; a release
-                       * below unlinks it, and if the release fails (its units
-                       * are reserved) waiters must find it in the list */
+  uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
+  uint32_t used = live_used(old);
+  if ((uint32_t)old & DM_LIVE_OFF) { /* taken off the list when full: put it back (once) */
     bin_lock(b);
     uint64_t v = dm_load64(&h->chunks[chunk].live);
-    if (!ld(&h->chunks[chunk].listed) && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
-      list_insert(h, b, chunk);
+    if ((uint32_t)v & DM_LIVE_OFF) {
+      dm_and64(&h->chunks[chunk].live, ~(uint64_t)DM_LIVE_OFF);
+      if (!ld(&h->chunks[chunk].listed)) list_insert(h, b, chunk);
+    }
     if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
     bin_unlock(b);
   }
