@@ -57,10 +57,10 @@ static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_
 
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
-  dm_fence();
+  dm_fence_lock();
 }
 static DM_INLINE void bin_unlock(dm_bin_t *b) {
-  dm_fence();
+  dm_fence_lock();
   dm_store32(&b->lock, 0u);
   DM_CHAOS_POINT();
 }
