@@ -4,10 +4,10 @@
  * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
  * size class of one arena (an SM on the GPU); its first 1 KiB holds its slot
  * bitmap and slots follow from offset 1024. The chunk's descriptor (dm_chunk_t,
- * outside the pool, never freed) holds `live` = tag << 32 | off | used, where
- * tag names arena and class (0: not a slab chunk), `used` counts slots
- * claimed or pinned, and `off` (DM_LIVE_OFF) says that a full chunk was taken
- * off its bin's list.
+ * outside the pool, never freed) holds `live` = tag << 32 | flags | used,
+ * where tag names arena and class (0: not a slab chunk), `used` counts slots
+ * claimed or pinned, DM_LIVE_OFF says that a full chunk was taken off its
+ * bin's list and DM_LIVE_PEND that it waits on the bin's re-list stack.
  *
  * Allocation is two-stage, per request of n slots (n lanes of a warp on the
  * GPU, 1 on the host):
@@ -30,11 +30,15 @@
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
  * the prev/next/listed fields of its chunks; it is taken when the hint runs
- * dry, and when a free finds its chunk off the list — never per allocation,
- * and not when a full chunk that is still listed gets a slot back. A search
- * takes a full chunk off the list by setting `off` with a CAS that expects
- * it full; a free's decrement of the same word then returns `off` set, and
- * that free puts the chunk back, so no chunk with free slots stays unlisted. `hint` and `live`
+ * dry — never per allocation and never by a free. A search takes a full
+ * chunk off the list by setting DM_LIVE_OFF with a CAS that expects it full;
+ * a free's decrement of the same word then returns the flag, and the one free
+ * that sets DM_LIVE_PEND pushes the chunk on the bin's re-list stack (a CAS
+ * on `pending`, the link in the chunk); the next search drains the stack into
+ * the list under the lock and clears both flags. So no chunk with free slots
+ * is lost, a free takes no lock (a lock per chunk emptied into a full bin was
+ * what bounded free throughput for classes of 256 B and up), and a flagged
+ * chunk is never returned to the tree (the release expects no flags). `hint` and `live`
  * are read and updated lock-free. A stale hint is harmless: pinning checks the
  * tag, and a chunk re-formatted for the same bin is a valid target.
  */
@@ -53,7 +57,7 @@ static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
   return (uint64_t *)chunk_base(h, idx);
 }
 static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
-static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_OFF; }
+static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~(DM_LIVE_OFF | DM_LIVE_PEND); }
 
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
@@ -187,10 +191,38 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
   }
 }
 
+/* Chunks that frees gave room back while they were off the list: onto the
+ * list (caller holds the bin lock). */
+static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
+  uint32_t p = dm_load32(&b->pending);
+  for (uint32_t q; p && (q = dm_cas32(&b->pending, p, 0)) != p;) p = q;
+  dm_fence_lock(); /* the links written before each push */
+  while (p) {
+    dm_chunk_t *c = &h->chunks[p - 1];
+    uint32_t next = ld(&c->pending);
+    dm_and64(&c->live, ~(uint64_t)(DM_LIVE_OFF | DM_LIVE_PEND));
+    if (!ld(&c->listed)) list_insert(h, b, p - 1);
+    p = next;
+  }
+}
+
+/* Put chunk idx on its bin's re-list stack (it holds DM_LIVE_PEND). */
+static DM_INLINE void bin_push(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+  uint32_t head = dm_load32(&b->pending);
+  for (;;) {
+    st(&h->chunks[idx].pending, head);
+    dm_fence_lock();
+    uint32_t old = dm_cas32(&b->pending, head, idx + 1);
+    if (old == head) return;
+    head = old;
+  }
+}
+
 /* The hint is full or stale: point it at the first listed chunk with room,
  * dropping full ones from the list on the way. Returns the new hint. */
 static DM_COLD uint32_t bin_rescan(dm_heap_t *h, dm_bin_t *b, uint32_t tag, uint32_t cap) {
   bin_lock(b);
+  bin_drain(h, b);
   uint32_t cur = ld(&b->head);
   while (cur) {
     uint64_t *live = &h->chunks[cur - 1].live, v = dm_load64(live);
@@ -451,15 +483,8 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
   dm_sem_signal(&b->sem, count, 0);
   uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
   uint32_t used = live_used(old);
-  if ((uint32_t)old & DM_LIVE_OFF) { /* taken off the list when full: put it back (once) */
-    bin_lock(b);
-    uint64_t v = dm_load64(&h->chunks[chunk].live);
-    if ((uint32_t)v & DM_LIVE_OFF) {
-      dm_and64(&h->chunks[chunk].live, ~(uint64_t)DM_LIVE_OFF);
-      if (!ld(&h->chunks[chunk].listed)) list_insert(h, b, chunk);
-    }
-    if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
-    bin_unlock(b);
-  }
+  if (((uint32_t)old & (DM_LIVE_OFF | DM_LIVE_PEND)) == DM_LIVE_OFF && /* off the list: re-list */
+      !((uint32_t)dm_or64(&h->chunks[chunk].live, DM_LIVE_PEND) & DM_LIVE_PEND))
+    bin_push(h, b, chunk);
   if (used == count && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
