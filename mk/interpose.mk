@@ -14,16 +14,17 @@
 
 SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
-SHIM_NAMES    := array bind ctxtab dlsym driver elf_lazy fallbacks glue graphs heap_ops hook_ctx \
-                 hook_graph hook_launch hook_load hook_mem hook_procaddr hooks \
-                 fork image_bound image_scan limit log options owners state \
-                 hook_sync nvtx options_obs stats_rec trace trace_timer
-SHIM_OBJS     := $(SHIM_NAMES:%=$(SHIM_DIR)/%.o) $(SHIM_DIR)/dlsym_entry.o
-SHIM_HDRS     := interpose/shim.h interpose/options.h interpose/hooks.def \
-                 interpose/driver.def interpose/options.def interpose/relink.h \
-                 interpose/pool_hooks.h interpose/relink_err.h include/devmalloc.h \
-                 interpose/obs.h interpose/obs_event.h interpose/stats_rec.h
-SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
+# The shim's own sources, by folder (the re-link and the pool come as parts).
+SHIM_SRCS     := $(addprefix interpose/driver/,array.c bind.c ctxtab.c dlsym.c driver.c \
+                   fallbacks.c glue.c graphs.c heap_ops.c hook_ctx.c hook_graph.c hook_launch.c \
+                   hook_load.c hook_mem.c hook_procaddr.c hook_sync.c hooks.c fork.c limit.c \
+                   owners.c state.c) \
+                 $(addprefix interpose/image/,elf_lazy.c image_bound.c image_scan.c) \
+                 $(addprefix interpose/observe/,nvtx.c stats_rec.c trace.c trace_timer.c) \
+                 $(addprefix interpose/options/,log.c options.c options_obs.c)
+SHIM_OBJS     := $(patsubst %.c,$(SHIM_DIR)/%.o,$(notdir $(SHIM_SRCS))) $(SHIM_DIR)/dlsym_entry.o
+SHIM_HDRS     := $(wildcard $(SHIM_FOLDERS:%=%/*.h) $(SHIM_FOLDERS:%=%/*.def)) include/devmalloc.h
+SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC) -fvisibility=hidden
 # Parts linked in (optional: a part that is not in the tree is left out and
 # the weak fallbacks of interpose/fallbacks.c stand in).
 # (tested by mk file: those .mk files are read after this one)
@@ -35,11 +36,14 @@ SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 SHIM_STATIC   := -l:libzstd.a -l:liblz4.a
 # -z nodelete: a dlclose() cannot unmap hooks the application still holds.
 SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--exclude-libs,ALL \
-                 -Wl,--version-script=interpose/exports.map -Wl,-soname,libdevmalloc_preload.so
+                 -Wl,--version-script=interpose/driver/exports.map -Wl,-soname,libdevmalloc_preload.so
 
-$(SHIM_DIR)/%.o: interpose/%.c $(SHIM_HDRS) | $(SHIM_DIR)/.dir
-	$(CC) $(SHIM_CFLAGS) -c $< -o $@
-$(SHIM_DIR)/%.o: interpose/%.S | $(SHIM_DIR)/.dir
+define SHIM_RULE
+$$(SHIM_DIR)/%.o: $(1)/%.c $$(SHIM_HDRS) | $$(SHIM_DIR)/.dir
+	$$(CC) $$(SHIM_CFLAGS) -c $$< -o $$@
+endef
+$(foreach d,interpose/driver interpose/image interpose/observe interpose/options,$(eval $(call SHIM_RULE,$(d))))
+$(SHIM_DIR)/dlsym_entry.o: interpose/driver/dlsym_entry.S | $(SHIM_DIR)/.dir
 	$(CC) -fPIC -c $< -o $@
 
 # Undefined cu* symbols of the parts -> forwarders.
@@ -47,22 +51,22 @@ $(SHIM_DIR)/fwd.syms: $(SHIM_PARTS) | $(SHIM_DIR)/.dir
 	nm -u $(SHIM_PARTS) | awk '$$1=="U" && $$2 ~ /^cu[A-Z]/ {print $$2}' | sort -u > $@
 $(SHIM_DIR)/fwd.map: $(SHIM_DIR)/fwd.syms
 	awk '{print $$1" dm_fwd_"$$1}' $< > $@
-$(SHIM_DIR)/forwarders.c: $(SHIM_DIR)/fwd.syms interpose/gen_forwarders.sh
-	bash interpose/gen_forwarders.sh $< > $@
+$(SHIM_DIR)/forwarders.c: $(SHIM_DIR)/fwd.syms interpose/driver/gen_forwarders.sh
+	bash interpose/driver/gen_forwarders.sh $< > $@
 $(SHIM_DIR)/forwarders.o: $(SHIM_DIR)/forwarders.c
 	$(CC) $(SHIM_CFLAGS) -c $< -o $@
 $(SHIM_DIR)/fwd/%.a: $(BUILD)/%.a $(SHIM_DIR)/fwd.map | $(SHIM_DIR)/fwd/.dir
 	cp $< $@ && objcopy --redefine-syms=$(SHIM_DIR)/fwd.map $@
 
-$(SHIM): $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o $(SHIM_FWD_LIBS) interpose/exports.map
+$(SHIM): $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o $(SHIM_FWD_LIBS) interpose/driver/exports.map
 	$(CC) $(SHIM_LDFLAGS) -o $@ $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o \
 	  -Wl,--whole-archive $(filter-out $(SHIM_DIR)/fwd/libdevmalloc.a,$(SHIM_FWD_LIBS)) \
 	  -Wl,--no-whole-archive $(SHIM_DIR)/fwd/libdevmalloc.a $(SHIM_STATIC) -ldl -lpthread -lm
 
 # The CLI: tools/devmalloc with its version and the option list generated
 # from options.def (tools/options_help.c) filled in.
-$(BUILD)/options_help: tools/options_help.c interpose/options.def interpose/opt_parse.h | $(BUILD)/.dir
-	$(CC) $(HOST_CFLAGS) -Iinterpose $< -o $@ -lm
+$(BUILD)/options_help: tools/options_help.c interpose/options/options.def interpose/options/opt_parse.h | $(BUILD)/.dir
+	$(CC) $(HOST_CFLAGS) -Iinterpose/options $< -o $@ -lm
 $(BUILD)/devmalloc: tools/devmalloc $(BUILD)/options_help include/devmalloc.h
 	awk -v h=$(BUILD)/options_help '$$0=="@OPTIONS_HELP@" {system(h); next} {print}' $< | \
 	  sed 's/"@VERSION@"/"$(DM_VERSION)"/' > $@ && chmod +x $@
@@ -91,17 +95,17 @@ $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats
 # dlsym.c's interposer is renamed there: the sanitizer runtime resolves its
 # interceptors with dlsym while it starts, before the shim could answer
 # (test_hooks covers the interposer).
-SHIM_TEST_SRCS := $(filter-out interpose/heap_ops.c interpose/dlsym.c,$(SHIM_NAMES:%=interpose/%.c))
+SHIM_TEST_SRCS := $(filter-out interpose/driver/heap_ops.c interpose/driver/dlsym.c,$(SHIM_SRCS))
 SHIM_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SHIM_SAN_tsan := -fsanitize=thread
-$(SHIM_TDIR)/test_shim_core_%: tests/unit/test_shim_core.c tests/unit/shim_fake.h $(SHIM_TEST_SRCS) interpose/dlsym.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
-	$(CC) $(SHIM_TEST_CFLAGS) -O1 -Ddlsym=dm_test_dlsym -c interpose/dlsym.c -o $@-dlsym.o
+$(SHIM_TDIR)/test_shim_core_%: tests/unit/test_shim_core.c tests/unit/shim_fake.h $(SHIM_TEST_SRCS) interpose/driver/dlsym.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 -Ddlsym=dm_test_dlsym -c interpose/driver/dlsym.c -o $@-dlsym.o
 	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SHIM_SAN_$*) $< $(SHIM_TEST_SRCS) $@-dlsym.o -o $@ \
 	  -lcmocka -ldl -lpthread -lm
 SHIM_TEST_BINS += $(SHIM_TDIR)/test_shim_core_asan $(SHIM_TDIR)/test_shim_core_tsan
 
 # The pre-scan alone, from source, under ASan and UBSan (hostile unsized images).
-IMAGE_SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
+IMAGE_SCAN_SRCS := interpose/image/image_bound.c interpose/image/image_scan.c
 $(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
 	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< $(IMAGE_SCAN_SRCS) -o $@ -lcmocka
 SHIM_TEST_BINS += $(SHIM_TDIR)/test_image_bound

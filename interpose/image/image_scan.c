@@ -21,7 +21,7 @@
  *
  * Locking: none (pure functions over the caller's image).
  */
-#include "shim.h"
+#include "driver/shim.h"
 
 #include <string.h>
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include "options.h"
+#include "options/options.h"
 
 #define DM_HIDDEN __attribute__((visibility("hidden")))
 #define DM_EXPORT __attribute__((visibility("default")))

@@ -4,7 +4,7 @@
  * is read-only after dm_cache_open().
  */
 #include "cache.h"
-#include "relink_err.h"
+#include "image/relink_err.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>

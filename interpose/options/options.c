@@ -8,7 +8,7 @@
  * written once the log is open (dm_log would re-enter dm_options).
  */
 #include "options.h"
-#include "shim.h"
+#include "driver/shim.h"
 
 #include <pthread.h>
 #include <stdio.h>

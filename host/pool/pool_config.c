@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "pool.h"
-#include "../interpose/opt_parse.h"
+#include "options/opt_parse.h"
 
 /* The shared option syntax (interpose/opt_parse.h): off/no/false/0, auto/
  * on/yes/true/1, or a byte count (4G, 1.5G); an empty value is off. */

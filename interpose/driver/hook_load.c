@@ -23,8 +23,8 @@
  * "warned once" flag is an atomic exchange.
  */
 #include "shim.h"
-#include "relink.h"
-#include "obs.h"
+#include "relink/relink.h"
+#include "observe/obs.h"
 
 #include <stdio.h>
 #include <string.h>

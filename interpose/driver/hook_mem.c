@@ -6,7 +6,7 @@
  * Locking: none here (the pool's own).
  */
 #include "shim.h"
-#include "pool_hooks.h"
+#include "pool/pool_hooks.h"
 
 CUresult dm_h_mem_alloc(dm_pfn_cuMemAlloc_v2 real, CUdeviceptr *dptr, size_t bytes) {
   if (!dm_pool_hooks_enabled()) return real(dptr, bytes);

@@ -25,14 +25,14 @@
  */
 #include "relink.h"
 #include "cache.h"
-#include "cubin_elf.h"
-#include "decompress.h"
-#include "fatbin.h"
+#include "image/cubin_elf.h"
+#include "image/decompress.h"
+#include "image/fatbin.h"
 #include "jit_link.h"
-#include "obs_event.h"
-#include "options.h"
-#include "ptx_scan.h"
-#include "relink_err.h"
+#include "observe/obs_event.h"
+#include "options/options.h"
+#include "image/ptx_scan.h"
+#include "image/relink_err.h"
 #include "devmalloc.h"
 #include <fcntl.h>
 #include <limits.h>

@@ -8,8 +8,8 @@
  * Locking: none.
  */
 #include "shim.h"
-#include "relink.h"
-#include "pool_hooks.h"
+#include "relink/relink.h"
+#include "pool/pool_hooks.h"
 
 #include <stdio.h>
 

@@ -9,7 +9,7 @@
  * Locking: dm_glue_init runs once inside dm_driver_init's pthread_once.
  */
 #include "shim.h"
-#include "../host/pool_glue.h"
+#include "pool/pool_glue.h"
 
 #pragma weak dm_pool_hooks_set_driver
 #pragma weak dm_pool_hooks_forget_context

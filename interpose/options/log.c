@@ -11,7 +11,7 @@
  * message is one write() call (atomic for lines up to PIPE_BUF on pipes,
  * O_APPEND on files).
  */
-#include "shim.h"
+#include "driver/shim.h"
 
 #include <fcntl.h>
 #include <stdio.h>

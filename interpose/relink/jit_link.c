@@ -3,7 +3,7 @@
  * Locking: pthread_once for the entry-point table; nothing else shared.
  */
 #include "jit_link.h"
-#include "relink_err.h"
+#include "image/relink_err.h"
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdint.h>

@@ -10,7 +10,7 @@
  */
 #ifndef DM_OBS_H
 #define DM_OBS_H
-#include "shim.h"
+#include "driver/shim.h"
 #include "stats_rec.h"
 
 /* ---- ctxtab.c ------------------------------------------------------------ */

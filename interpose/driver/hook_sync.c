@@ -8,7 +8,7 @@
  *
  * Locking: none here (trace.c).
  */
-#include "obs.h"
+#include "observe/obs.h"
 
 static CUcontext current(void) {
   CUcontext c = NULL;

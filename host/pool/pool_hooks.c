@@ -55,10 +55,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../host/pool.h"
-#include "../host/pool_config.h"
-#include "../host/pool_glue.h"
-#include "options.h"
+#include "pool.h"
+#include "pool_config.h"
+#include "pool_glue.h"
+#include "options/options.h"
 
 /* Present in the shim (interpose/options.c), absent in the pool's own tests
  * and benchmark, which link only libdevmalloc_pool.a. */

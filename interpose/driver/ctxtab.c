@@ -19,8 +19,8 @@
  * dm_trace_record (trace.c never calls back into this file with its lock).
  */
 #include "shim.h"
-#include "obs.h"
-#include "pool_hooks.h"
+#include "observe/obs.h"
+#include "pool/pool_hooks.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -14,7 +14,7 @@
  * Locking: none (no state).
  */
 #include "cache.h"
-#include "relink_err.h"
+#include "image/relink_err.h"
 #include <fcntl.h>
 #include <limits.h>
 #include <string.h>
