@@ -114,8 +114,8 @@ $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.
 $(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
-$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
-	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
@@ -142,11 +142,11 @@ SCAN_SRCS := interpose/image/image_bound.c interpose/image/image_scan.c
 FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
 FUZZ_SRCS_prescan := $(SCAN_SRCS)
 FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
-FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
+FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
 FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard $(SHIM_FOLDERS:%=%/*.c)) \
     $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
-	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS) -lm
 $(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
 	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@

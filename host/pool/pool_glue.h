@@ -1,8 +1,9 @@
 /*
- * pool_glue.h — entry points of interpose/pool_hooks.c beyond the contract in
- * interpose/pool_hooks.h: driver table override, reconfiguration, context
- * teardown and statistics. Used by the shim (optional), the host tests (with
- * a fake driver) and bench/pool_bench (which calls the hooks directly).
+ * pool_glue.h — entry points of pool_hooks.c beyond the contract in
+ * pool_hooks.h: settings and driver table from the shim, reconfiguration,
+ * context teardown and statistics. Used by the shim (interpose/driver/parts.c),
+ * the host tests (with a fake driver) and bench/pool_bench (which calls the
+ * hooks directly).
  *
  * Locking: like pool_hooks.h, every function may be called from any thread;
  * dm_pool_hooks_forget_context and dm_pool_hooks_shutdown may race with
@@ -33,6 +34,19 @@ typedef struct dm_pool_driver {
 } dm_pool_driver_t;
 
 void dm_pool_hooks_set_driver(const dm_pool_driver_t *drv);
+
+/* The shim's settings, from its options table, given once before the first
+ * hook runs (without them the pool reads DEVMALLOC_HOST_POOL and
+ * DEVMALLOC_HOST_POOL_SYNC from the environment itself); `log` takes one
+ * message line without prefix (NULL: stderr). */
+typedef struct dm_pool_settings {
+  dm_pool_mode_t mode;
+  size_t bytes;
+  int sync_free;
+  void (*log)(const char *line);
+  int given;               /* set by dm_pool_hooks_settings */
+} dm_pool_settings_t;
+void dm_pool_hooks_settings(const dm_pool_settings_t *s);
 
 /* Replace the configuration read from the environment: `value` as for
  * DEVMALLOC_HOST_POOL, `sync_free` as for DEVMALLOC_HOST_POOL_SYNC (1: a

@@ -1,7 +1,7 @@
 /*
- * pool_hooks.c — glue between the shim's cuMemAlloc/cuMemFree/cuMemGetInfo
- * hooks (contract: interpose/pool_hooks.h; extras: host/pool_glue.h) and the
- * MAM pool core (host/pool.h).
+ * pool_hooks.c — between the shim's cuMemAlloc/cuMemFree/cuMemGetInfo
+ * hooks (contract: pool_hooks.h; extras: pool_glue.h) and the MAM pool core
+ * (pool.h).
  *
  * One pool per CUDA context, created lazily at the context's first pooled
  * allocation; the context is the calling thread's current one, read with the
@@ -37,9 +37,9 @@
  * driver call that re-enters these hooks from a callback (a shim whose dlsym
  * answers with its hooks) goes straight to the real entry point.
  *
- * Options, read once: from the shim's options table (dm_options(),
- * interpose/options.def: host_pool, host_pool_sync) when it is linked in;
- * otherwise (host tests, bench/pool_bench) from the environment through
+ * Options, read once: the settings the shim gives (dm_pool_hooks_settings,
+ * from its options table: host_pool, host_pool_sync) before the first hook;
+ * without them (host tests, bench/pool_bench) from the environment through
  * option_value() and dm_pool_parse_option():
  *   DEVMALLOC_HOST_POOL=<bytes>|auto|off  (default off)
  *   DEVMALLOC_HOST_POOL_SYNC=0|1          (default 1)
@@ -58,11 +58,6 @@
 #include "pool.h"
 #include "pool_config.h"
 #include "pool_glue.h"
-#include "options/options.h"
-
-/* Present in the shim (interpose/options.c), absent in the pool's own tests
- * and benchmark, which link only libdevmalloc_pool.a. */
-#pragma weak dm_options
 
 #define PITCH_ALIGN 512u /* what cuMemAllocPitch gives on sm_80/sm_90 */
 
@@ -84,6 +79,7 @@ static struct {
   _Atomic size_t bytes;
   _Atomic int sync_free;
   _Atomic int create_warned;
+  dm_pool_settings_t settings;  /* given by the shim (settings.given) */
   _Atomic(dm_real_mem_free_fn) seen_free;
   _Atomic(dm_real_mem_get_info_fn) seen_get_info;
 #define DM_POOL_HOOK_ATOMIC(name, doc) _Atomic uint64_t name;
@@ -99,13 +95,11 @@ static _Thread_local int tl_in_pool;
 
 /* ---- options ----------------------------------------------------------- */
 
-/* Where options are read when the shim's table is not linked in. */
+/* Where options are read when the shim gives no settings. */
 static const char *option_value(const char *name) { return secure_getenv(name); }
 
-/* Messages go through the shim's log (interpose/log.c) when it is linked
- * in, else to stderr (the pool's own tests and benchmark). */
-#pragma weak dm_log
-void dm_log(int level, const char *fmt, ...);
+/* Messages go to the shim's log when it gives one, else to stderr (the
+ * pool's own tests and benchmark). */
 
 __attribute__((format(printf, 1, 2)))
 static void warn(const char *fmt, ...) {
@@ -114,8 +108,8 @@ static void warn(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  if (dm_log)
-    dm_log(0 /* DM_LOG_WARN */, "%s", line);
+  if (g.settings.log)
+    g.settings.log(line);
   else
     fprintf(stderr, "devmalloc: %s\n", line);
 }
@@ -151,14 +145,12 @@ static void fork_child(void) {
 
 static void init_once(void) {
   pthread_atfork(fork_prepare, fork_parent, fork_child);
-  if (dm_options) {
-    const dm_options_t *o = dm_options();
-    int mode = o->host_pool.mode == DM_OPT_POOL_AUTO    ? DM_POOL_MODE_AUTO
-               : o->host_pool.mode == DM_OPT_POOL_BYTES ? DM_POOL_MODE_BYTES
-                                                        : DM_POOL_MODE_OFF;
-    if (mode == DM_POOL_MODE_BYTES && o->host_pool.bytes == 0) mode = DM_POOL_MODE_OFF;
-    atomic_store(&g.bytes, (size_t)o->host_pool.bytes);
-    atomic_store(&g.sync_free, o->host_pool_sync ? 1 : 0);
+  if (g.settings.given) {
+    const dm_pool_settings_t *s = &g.settings;
+    int mode = s->mode;
+    if (mode == DM_POOL_MODE_BYTES && s->bytes == 0) mode = DM_POOL_MODE_OFF;
+    atomic_store(&g.bytes, s->bytes);
+    atomic_store(&g.sync_free, s->sync_free ? 1 : 0);
     atomic_store(&g.mode, mode);
     return;
   }
@@ -177,6 +169,11 @@ int dm_pool_hooks_enabled(void) {
 int dm_pool_hooks_configure(const char *value, int sync_free) {
   pthread_once(&g_once, init_once);
   return apply_config(value, sync_free);
+}
+
+void dm_pool_hooks_settings(const dm_pool_settings_t *s) {
+  g.settings = *s;
+  g.settings.given = 1;
 }
 
 /* ---- driver table ------------------------------------------------------ */

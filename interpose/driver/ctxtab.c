@@ -20,7 +20,6 @@
  */
 #include "shim.h"
 #include "observe/obs.h"
-#include "pool/pool_hooks.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -371,7 +370,7 @@ static void emit(const dm_stats_rec_t *recs, size_t n, int with_pool) {
   }
   if (!n && o->stats == DM_STATS_TEXT) fprintf(f, "devmalloc: stats: no heap was created\n");
   fflush(f);
-  if (with_pool && o->stats == DM_STATS_TEXT) dm_pool_print_stats(f);
+  if (with_pool && o->stats == DM_STATS_TEXT) dm_pool_ops->print_stats(f);
   fclose(f);
 }
 

@@ -1,9 +1,8 @@
 /*
  * driver.c — find libcuda and resolve the driver functions the shim needs:
  * the real entry points behind hooks (hooks.c asks dm_driver_sym), the
- * internal table dm_drv (driver.def), and the forwarder slots through which
- * the linked-in host runtime reaches the driver (generated forwarders.c,
- * present only in the .so; see mk/interpose.mk).
+ * internal table dm_drv (driver.def); then the shim's other parts are
+ * connected to the driver (parts.c).
  *
  * The shim never links libcuda: a process without CUDA never loads it because
  * of us. libcuda is opened (RTLD_NOLOAD first) only when a hook runs, i.e.
@@ -29,10 +28,6 @@ dm_drv_t dm_drv = {
 #include "driver.def"
 #undef DM_DRV
 };
-
-/* Forwarders for the host runtime (generated; weak so tests link without). */
-extern void dm_fwd_resolve(void *(*lookup)(void *, const char *), void *handle)
-    __attribute__((weak));
 
 static const char *g_lib_path;
 static void *g_handle;
@@ -64,8 +59,7 @@ static void init_driver(void) {
   if ((p = dm_real_dlsym(g_handle, #sym))) dm_drv.sym = (CUresult(*) params)p;
 #include "driver.def"
 #undef DM_DRV
-  if (dm_fwd_resolve) dm_fwd_resolve(dm_real_dlsym, g_handle);
-  dm_glue_init();
+  dm_parts_connect(g_handle);
 }
 
 static int g_used;

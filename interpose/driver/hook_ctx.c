@@ -82,7 +82,7 @@ static void forget_ctx(CUcontext ctx, int alive) {
   dm_owner_lock();
   dm_owner_forget_ctx(ctx);
   dm_owner_unlock();
-  dm_glue_forget_ctx(ctx);
+  dm_pool_ops->forget_context(ctx);
   CUcontext prev = NULL;
   int pushed = alive && dm_drv.cuCtxPushCurrent_v2(ctx) == CUDA_SUCCESS;
   dm_ctx_teardown(ctx, alive);

@@ -23,7 +23,6 @@
  * "warned once" flag is an atomic exchange.
  */
 #include "shim.h"
-#include "relink/relink.h"
 #include "observe/obs.h"
 
 #include <stdio.h>
@@ -54,7 +53,7 @@ static const void *maybe_relink(const void *image, const void *body, size_t len,
   size_t sz = 0;
   dm_tls_busy++;
   dm_nvtx_push("devmalloc: load-time re-link of image %p", image);
-  int r = dm_relink_sized(image, body, len, &out, &sz, why, whylen);
+  int r = dm_relink_ops->sized(image, body, len, &out, &sz, why, whylen);
   dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) {
@@ -76,7 +75,7 @@ static const void *maybe_relink_file(const char *path, const void **relinked, ch
   size_t sz = 0;
   dm_tls_busy++;
   dm_nvtx_push("devmalloc: load-time re-link of %s", path);
-  int r = dm_relink_file(path, &out, &sz, why, whylen);
+  int r = dm_relink_ops->file(path, &out, &sz, why, whylen);
   dm_nvtx_pop();
   dm_tls_busy--;
   if (r == 1 && out) *relinked = out;
@@ -153,7 +152,7 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
     use = image;
     r = l->load(l, image);
   }
-  if (rl) dm_relink_free(rl);
+  if (rl) dm_relink_ops->release(rl);
   if (r == CUDA_SUCCESS)
     record(kind, *handle, use != image ? DM_HAS_YES : has, api, NULL, use != image, why);
   return r;
@@ -174,7 +173,7 @@ static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
     if (!used)
       dm_log(DM_LOG_WARN, "warning: re-linked %s failed to load (%s); loading the original",
              fname, dm_cu_err(r));
-    dm_relink_free(rl);
+    dm_relink_ops->release(rl);
   }
   if (!used) r = file->load(file, NULL);
   if (r == CUDA_SUCCESS) {

@@ -23,6 +23,10 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include "options/options.h"
+#include "options/log.h"
+#include "image/image.h"
+#include "pool/pool_hooks.h"
+#include "devmalloc.h"
 
 #define DM_HIDDEN __attribute__((visibility("hidden")))
 #define DM_EXPORT __attribute__((visibility("default")))
@@ -81,10 +85,6 @@ const char *dm_cu_err(CUresult r);
 /* Name of the exported symbol at exactly `addr`, or NULL. */
 const char *dm_driver_export_name(const void *addr);
 
-/* ---- glue.c : optional parts (re-link, host pool) ------------------------ */
-void dm_glue_init(void);                 /* once, from dm_driver_init */
-void dm_glue_forget_ctx(CUcontext ctx);  /* the context is going away */
-
 /* ---- dlsym.c, dlsym_entry.S : dlsym interposition ----------------------- */
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *dm_real_dlsym(void *handle, const char *name);
@@ -97,13 +97,6 @@ void *(*dm_dlsym_resolve(void))(void *, const char *);
 /* ---- elf_lazy.c : libelf, loaded when the first image is read ------------ */
 /* 1 when libelf.so.1 could be loaded (loads it on first call). */
 int dm_elf_available(void);
-
-/* ---- log.c : messages -------------------------------------------------- */
-enum { DM_LOG_WARN = 0, DM_LOG_INFO = 1, DM_LOG_DEBUG = 2 };
-void dm_log_open(const dm_options_t *o);       /* called once by dm_options */
-void dm_log_write(const char *buf, size_t len);
-void dm_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int  dm_log_fd(void);
 
 /* ---- state.c : process-wide switches ------------------------------------ */
 extern __thread int dm_tls_busy;
@@ -133,23 +126,6 @@ static inline void dm_mutex_fork(pthread_mutex_t *m, dm_fork_phase_t ph) {
  * `size` bytes, n of them in use. 0, or -1 when out of memory (unchanged). */
 int dm_grow_array(void **arr, size_t *cap, size_t n, size_t size);
 
-/* ---- image_bound.c : the extent of an image passed without a size -------- */
-/* The image to read (a registration wrapper is followed to its fatbin) and in
- * *len its size as its own headers declare it, overflow-checked, at most
- * DM_IMAGE_MAX and readable; NULL (and *len 0) when malformed or unreadable. */
-const void *dm_image_bound(const void *image, size_t *len);
-/* How many bytes from p on (up to n) are mapped readable, by page. */
-size_t dm_readable_prefix(const void *p, size_t n);
-
-/* ---- image_scan.c : does an image hold devmalloc? ---------------------- */
-typedef enum { DM_HAS_UNKNOWN = 0, DM_HAS_YES = 1, DM_HAS_NO = 2 } dm_has_t;
-/* Classify a bounded image (fatbin, cubin ELF, PTX; dm_image_bound's result). */
-dm_has_t dm_image_scan(const void *image, size_t len);
-/* Classify an unsized module image (wrapper, fatbin, cubin, PTX). */
-dm_has_t dm_image_has_devmalloc(const void *image);
-/* Size of an image in memory (dm_image_bound), 0 if unknown. */
-size_t   dm_image_size(const void *image);
-
 /* ---- limit.c : the heap-size limit state machine (pure) ------------------ */
 typedef struct dm_limit {
   int app_set;            /* the application set CU_LIMIT_MALLOC_HEAP_SIZE */
@@ -169,11 +145,10 @@ size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env,
 /* Bytes for a new heap. */
 size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,
                            uint64_t free_bytes);
-#define DM_DEFAULT_HEAP_BYTES ((size_t)256 << 20)
-#define DM_MIN_HEAP_BYTES ((size_t)1 << 20)
 
-/* ---- heap_ops.c : the host runtime calls, behind a table for tests ------- */
-#include "devmalloc.h"
+/* ---- parts.c : the other parts, behind tables for tests ------------------ */
+/* parts.c is the one file that names the host runtime's API, the re-link's
+ * and the host pool's; host tests link fakes of these tables instead. */
 typedef struct dm_heap_ops {
   devmalloc_status_t (*create)(CUcontext, size_t, devmalloc_heap_t **);
   devmalloc_status_t (*bind_module)(devmalloc_heap_t *, CUmodule);
@@ -186,6 +161,30 @@ typedef struct dm_heap_ops {
   devmalloc_status_t (*set_check)(devmalloc_heap_t *, int);
 } dm_heap_ops_t;
 extern const dm_heap_ops_t *dm_heap_ops;
+/* Load-time re-link (relink/relink.h). */
+typedef struct dm_relink_ops {
+  int (*sized)(const void *image, const void *body, size_t len, const void **out,
+               size_t *out_size, char *why, size_t whylen);
+  int (*file)(const char *path, const void **out, size_t *out_size, char *why, size_t whylen);
+  void (*release)(const void *image);
+} dm_relink_ops_t;
+extern const dm_relink_ops_t *dm_relink_ops;
+/* The host pool behind cuMemAlloc/cuMemFree (pool/pool_hooks.h, pool_glue.h). */
+typedef struct dm_pool_ops {
+  int (*enabled)(void);
+  CUresult (*mem_alloc)(CUdeviceptr *dptr, size_t bytes, dm_real_mem_alloc_fn real_alloc);
+  CUresult (*mem_alloc_pitch)(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                              unsigned int elem, dm_real_mem_alloc_fn real_alloc);
+  CUresult (*mem_free)(CUdeviceptr dptr, dm_real_mem_free_fn real_free);
+  CUresult (*mem_get_info)(size_t *free_b, size_t *total_b, dm_real_mem_get_info_fn real);
+  void (*print_stats)(void *file);
+  void (*forget_context)(CUcontext ctx);   /* the context is going away */
+} dm_pool_ops_t;
+extern const dm_pool_ops_t *dm_pool_ops;
+/* Once, from dm_driver_init with libcuda's handle: give the parts the driver
+ * (the host runtime's forwarders, the re-link's resolver, the pool's driver
+ * table), the shim's options, log and event markers. */
+void dm_parts_connect(void *libcuda);
 
 /* ---- ctxtab.c : context -> heap table ------------------------------------ */
 /* Heap of ctx, creating it (size from limit/env/default) when absent. NULL if

@@ -13,7 +13,7 @@
  *
  * Locking: none (pure functions over the caller's memory).
  */
-#include "driver/shim.h"
+#include "image.h"
 #include "relink_err.h"
 
 #include <errno.h>

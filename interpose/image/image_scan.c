@@ -21,7 +21,8 @@
  *
  * Locking: none (pure functions over the caller's image).
  */
-#include "driver/shim.h"
+#include "image.h"
+#include "devmalloc.h"
 
 #include <string.h>
 

@@ -58,6 +58,7 @@ void dm_nvtx_init(void);
 void dm_nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dm_nvtx_pop(void);
 void dm_nvtx_mark(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* dm_obs_event (obs_event.h): a marker for an event another part reports. */
+/* A marker for an event another part reports (kinds: obs_event.h). */
 #include "obs_event.h"
+void dm_obs_event(int kind, const char *label);
 #endif

@@ -1,8 +1,7 @@
 /*
- * obs_event.h — events parts of devmalloc report to the shim's NVTX markers
- * (nvtx.c). Parts that are also built without the shim (the re-link library
- * and its tests) reference dm_obs_event weakly and call it only when present:
- *     if (dm_obs_event) dm_obs_event(DM_OBS_CACHE_HIT, label);
+ * obs_event.h — the kinds of events other parts report to the shim's NVTX
+ * markers (dm_obs_event, nvtx.c): the re-link through the function the shim
+ * gives it (relink.h: dm_relink_set_events).
  *
  * Locking: none (dm_obs_event is thread-safe).
  */
@@ -14,5 +13,4 @@ enum {
   DM_OBS_HEAP_GROW,       /* the heap mapped more memory (not emitted yet: fixed-size heaps) */
   DM_OBS_HEAP_TRIM        /* the heap unmapped memory (not emitted yet) */
 };
-void dm_obs_event(int kind, const char *label) __attribute__((weak));
 #endif

@@ -1,16 +1,13 @@
 /*
- * options.c — parse the options table (options.def) once, with the parsers
- * of opt_parse.h; report malformed values, values raised to a minimum and
- * DEVMALLOC_* names that are no option; say the version at DEVMALLOC_VERBOSE>=1.
+ * options.c — the options table (options.def): its rows, parsing it with the
+ * parsers of opt_parse.h (malformed values and values raised to a minimum
+ * reported through the caller's callback), and the closest option name for a
+ * DEVMALLOC_* name that is none. The process's own options are process.c's.
  *
- * Locking: dm_options() initializes under pthread_once; afterwards the struct
- * is read-only. Messages found while parsing are collected in a buffer and
- * written once the log is open (dm_log would re-enter dm_options).
+ * Locking: none; pure functions over the table.
  */
 #include "options.h"
-#include "driver/shim.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,60 +92,11 @@ const char *dm_option_suggest(const char *name) {
 /* DEVMALLOC_* names the tools use that are not shim options. */
 static const char *const g_known_other[] = {"DEVMALLOC_PRELOAD", NULL};
 
-static int is_option(const char *name, size_t len) {
+int dm_option_known(const char *name, size_t len) {
   for (size_t i = 0; i < dm_option_count; i++)
     if (strlen(dm_option_table[i].env) == len && !strncmp(dm_option_table[i].env, name, len))
       return 1;
   for (int i = 0; g_known_other[i]; i++)
     if (strlen(g_known_other[i]) == len && !strncmp(g_known_other[i], name, len)) return 1;
   return 0;
-}
-
-/* --- the process's options ---------------------------------------------- */
-
-extern char **environ;
-static dm_options_t g_opts;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static char g_msg[2048];
-static size_t g_msg_len;
-
-static void collect(const char *fmt, const char *a, const char *b, const char *c) {
-  int n = snprintf(g_msg + g_msg_len, sizeof g_msg - g_msg_len, fmt, a, b, c);
-  if (n > 0 && g_msg_len + (size_t)n < sizeof g_msg) g_msg_len += (size_t)n;
-}
-
-static const char *env_get(const char *name) { return secure_getenv(name); }
-
-static void collect_warning(const char *env, const char *value, const char *what) {
-  collect("devmalloc: warning: %s=\"%.64s\" %s\n", env, value ? value : "", what);
-}
-
-static void check_unknown_names(void) {
-  for (char **e = environ; e && *e; e++) {
-    if (strncmp(*e, "DEVMALLOC_", 10)) continue;
-    const char *eq = strchr(*e, '=');
-    size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-    if (is_option(*e, len) || len >= 64) continue;
-    char name[64];
-    memcpy(name, *e, len);
-    name[len] = 0;
-    const char *s = dm_option_suggest(name);
-    collect("devmalloc: warning: unknown option %s ignored%s%s\n", name,
-            s ? "; did you mean " : " (docs/options.md lists them)", s ? s : "");
-  }
-}
-
-static void init_options(void) {
-  dm_options_parse(&g_opts, env_get, collect_warning);
-  check_unknown_names();
-  dm_log_open(&g_opts);
-  if (g_opts.verbose >= 1)
-    collect("devmalloc: %s %s%s\n", "shim version", DEVMALLOC_VERSION_STRING,
-            g_opts.disable ? " (disabled by DEVMALLOC_DISABLE)" : "");
-  if (g_msg_len) dm_log_write(g_msg, g_msg_len);
-}
-
-const dm_options_t *dm_options(void) {
-  pthread_once(&g_once, init_options);
-  return &g_opts;
 }

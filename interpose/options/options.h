@@ -1,7 +1,7 @@
 /*
  * options.h — devmalloc's options, read once from the environment.
  *
- * The table is interpose/options.def; dm_options() parses it on first call
+ * The table is options.def (options.c); dm_options() (process.c) parses it on first call
  * (pthread_once) and returns the same immutable struct forever after. A
  * malformed value gives one warning naming the valid forms and the value used
  * (the default); a DEVMALLOC_* variable that is no option gives one warning
@@ -43,7 +43,12 @@ void dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
 /* A DEVMALLOC_* name that is not an option: the closest option name (for
  * "did you mean"), or NULL when nothing is close. `name` is just the name. */
 const char *dm_option_suggest(const char *name);
+/* 1 when name[0..len) is an option, or a DEVMALLOC_* name the tools use. */
+int dm_option_known(const char *name, size_t len);
 
+/* The heap size option's floor, and the heap size when nothing sets one. */
+#define DM_MIN_HEAP_BYTES ((size_t)1 << 20)
+#define DM_DEFAULT_HEAP_BYTES ((size_t)256 << 20)
 /* Heap bytes for a size option given the free device memory (0 if unset). */
 uint64_t dm_size_resolve(const dm_opt_size_t *s, uint64_t free_bytes);
 

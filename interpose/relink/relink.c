@@ -13,11 +13,12 @@
  * loaded unchanged, so nothing is lost.
  *
  * Options (DEVMALLOC_JIT auto|off|force, DEVMALLOC_CACHE_DIR a path or "off",
- * DEVMALLOC_VERBOSE) are read once by relink_opts_read(): from the shim's
- * dm_options() (options.h, a weak reference) when the shim is linked in,
- * else from the environment (host tests, tools).
- * At DEVMALLOC_VERBOSE >= 1 each successful re-link prints one line to
- * stderr ("devmalloc: jit: ..."); refusals are printed by the shim from `why`.
+ * DEVMALLOC_VERBOSE) are read once by relink_opts_read() from dm_options()
+ * (options/options.h); messages go through dm_log (options/log.h).
+ * At DEVMALLOC_VERBOSE >= 1 each successful re-link prints one line
+ * ("devmalloc: jit: ..."); refusals are printed by the shim from `why`.
+ * Cache hits and misses go to the event function the shim sets
+ * (dm_relink_set_events), when one is set.
  *
  * Errors: relink.h's 1/0 + why. Locking: options, the cache handle and the
  * hash of devmalloc's PTX are set up once under pthread_once and read-only
@@ -30,6 +31,7 @@
 #include "image/fatbin.h"
 #include "jit_link.h"
 #include "observe/obs_event.h"
+#include "options/log.h"
 #include "options/options.h"
 #include "image/ptx_scan.h"
 #include "image/relink_err.h"
@@ -65,25 +67,17 @@ static uint8_t dm_ptx_hash[32];
 static size_t dm_ptx_len;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Messages go through the shim's log (interpose/log.c: DEVMALLOC_LOG, levels)
- * when it is linked in, else to stderr (host tests, tools). */
-#pragma weak dm_log
-void dm_log(int level, const char *fmt, ...);
-enum { SAY_WARN = 0, SAY_INFO = 1 };   /* the shim's DM_LOG_WARN, DM_LOG_INFO */
+static _Atomic(dm_relink_event_fn) events;
 
-__attribute__((format(printf, 2, 3)))
-static void say(int level, const char *fmt, ...)
+void dm_relink_set_events(dm_relink_event_fn fn) { events = fn; }
+
+static void event(int kind, const char *label)
 {
-    char line[PATH_MAX + 512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (dm_log)
-        dm_log(level, "%s", line);
-    else
-        fprintf(stderr, "devmalloc: %s\n", line);
+    dm_relink_event_fn fn = events;
+    if (fn)
+        fn(kind, label);
 }
+
 
 /* DEVMALLOC_CACHE_DIR: surrounding blanks trimmed; "off" (any case) turns the
  * cache off; anything else must be an absolute path shorter than PATH_MAX,
@@ -100,10 +94,10 @@ static void cache_dir_option(const char *d, char *out, size_t outlen)
     if (n == 3 && !strncasecmp(d, "off", 3))
         return;
     if (!n || d[0] != '/')
-        say(SAY_WARN, "warning: DEVMALLOC_CACHE_DIR=\"%.*s\" is not an absolute path: JIT cache "
+        dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CACHE_DIR=\"%.*s\" is not an absolute path: JIT cache "
             "disabled", (int)(n < 256 ? n : 256), d);
     else if (n >= outlen)
-        say(SAY_WARN, "warning: DEVMALLOC_CACHE_DIR is %zu bytes long (limit %zu): JIT cache "
+        dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CACHE_DIR is %zu bytes long (limit %zu): JIT cache "
             "disabled", n, outlen - 1);
     else {
         memcpy(out, d, n);
@@ -111,27 +105,13 @@ static void cache_dir_option(const char *d, char *out, size_t outlen)
     }
 }
 
-/* The one place options are read: the shim's table (options.h) when it is
- * linked in, else the environment (host tests, tools). */
-#pragma weak dm_options
+/* The one place options are read. */
 static void relink_opts_read(relink_opts_t *o)
 {
-    const char *d;
-    if (dm_options) {
-        const dm_options_t *so = dm_options();
-        o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
-        o->verbose = so->verbose;
-        d = so->cache_dir;
-    } else {
-        /* same syntax as the table (opt_parse.h); malformed = default */
-        dm_opt_jit_t j = DM_JIT_AUTO;
-        dm_opt_level_t v = 0;
-        (void)dm_parse_jit(secure_getenv("DEVMALLOC_JIT"), &j);
-        (void)dm_parse_level(secure_getenv("DEVMALLOC_VERBOSE"), &v);
-        o->jit = j == DM_JIT_OFF ? JIT_OFF : j == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
-        o->verbose = v;
-        d = secure_getenv("DEVMALLOC_CACHE_DIR");
-    }
+    const dm_options_t *so = dm_options();
+    o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
+    o->verbose = so->verbose;
+    const char *d = so->cache_dir;
     o->cache_dir[0] = 0;
     if (d && *d)
         cache_dir_option(d, o->cache_dir, sizeof o->cache_dir);
@@ -147,7 +127,7 @@ static void relink_init(void)
     if (opts.jit != JIT_OFF && opts.cache_dir[0]) {
         char why[PATH_MAX + 128];
         if (dm_cache_open(opts.cache_dir, &cache, why, sizeof why) < 0)
-            say(SAY_WARN, "warning: JIT cache disabled: %s", why);
+            dm_log(DM_LOG_WARN, "warning: JIT cache disabled: %s", why);
     }
 }
 
@@ -294,16 +274,17 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
         void *img;
         size_t sz;
         if (dm_cache_get(cache, &key, &img, &sz, note, sizeof note) == 1) {
-            if (dm_obs_event) dm_obs_event(DM_OBS_CACHE_HIT, label);
+            event(DM_OBS_CACHE_HIT, label);
             if (opts.verbose)
-                say(SAY_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+                dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
                     "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, now_ms() - t0, sz);
             *out = img;
             *out_size = sz;
             return 1;
         }
     }
-    if (cache && dm_obs_event) dm_obs_event(DM_OBS_CACHE_MISS, label);
+    if (cache)
+        event(DM_OBS_CACHE_MISS, label);
     size_t dlen = dm_ptx_len;
     char *dptx = devmalloc_ptx_for(ptx_arch, &dlen);
     dm_jit_input_t in[2] = {
@@ -323,7 +304,7 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
     if (cache)
         cached = dm_cache_put(cache, &key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
     if (opts.verbose)
-        say(SAY_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+        dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
             "(JIT link %.1f ms, %zu bytes, %s%s%s)", label, ptx_arch, jit_ms, sz,
             cached, show_note ? "; " : "", show_note ? note : "");
     *out = img;

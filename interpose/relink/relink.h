@@ -32,4 +32,10 @@ int  dm_relink_file(const char *path, const void **out, size_t *out_size,
                     char *why, size_t whylen);
 void dm_relink_free(const void *image);
 
+/* Where cache hits and misses are reported (kind: DM_OBS_CACHE_HIT or
+ * DM_OBS_CACHE_MISS of observe/obs_event.h, label: the module); NULL: nowhere
+ * (the default). The shim sets its NVTX markers once, before loads. */
+typedef void (*dm_relink_event_fn)(int kind, const char *label);
+void dm_relink_set_events(dm_relink_event_fn fn);
+
 #endif

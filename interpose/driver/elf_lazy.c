@@ -12,7 +12,7 @@
  *
  * Locking: the table is filled once under pthread_once; read-only after.
  */
-#include "driver/shim.h"
+#include "shim.h"
 
 #include <dlfcn.h>
 #include <gelf.h>
