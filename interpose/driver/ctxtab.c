@@ -19,7 +19,7 @@
  * dm_trace_record (trace.c never calls back into this file with its lock).
  */
 #include "shim.h"
-#include "observe/obs.h"
+#include "obs.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

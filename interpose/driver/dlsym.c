@@ -22,14 +22,9 @@
  * (hooks.def) and the lookup found the driver's function, that pointer is
  * recorded as the real entry point and our wrapper is returned instead.
  *
- * The real dlsym is dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"), else
- * "GLIBC_2.2.5", looked up on first use. A thread that re-enters the
- * look-up (a wrapper called from inside dlvsym) gets NULL instead of
- * recursing.
+ * The real dlsym is real_dlsym.c's.
  *
- * Locking: dm_dlsym_real_fn is written with the same value by whoever
- * resolves it first (atomic store); two thread-local re-entrancy flags;
- * otherwise stateless.
+ * Locking: a thread-local re-entrancy flag; otherwise stateless.
  */
 #include "shim.h"
 
@@ -37,26 +32,7 @@
 #include <link.h>
 #include <string.h>
 
-typedef void *(*dlsym_fn)(void *, const char *);
-dlsym_fn dm_dlsym_real_fn;                         /* read by dlsym_entry.S */
-static __thread int g_resolving __attribute__((tls_model("initial-exec")));
 static __thread int g_searching __attribute__((tls_model("initial-exec")));
-
-dlsym_fn dm_dlsym_resolve(void) {
-  dlsym_fn f = __atomic_load_n(&dm_dlsym_real_fn, __ATOMIC_ACQUIRE);
-  if (f || g_resolving) return f;
-  g_resolving = 1;
-  f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-  if (!f) f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-  g_resolving = 0;
-  if (f) __atomic_store_n(&dm_dlsym_real_fn, f, __ATOMIC_RELEASE);
-  return f;
-}
-
-void *dm_real_dlsym(void *handle, const char *name) {
-  dlsym_fn f = dm_dlsym_resolve();
-  return f ? f(handle, name) : NULL;
-}
 
 static struct link_map *object_of(const void *addr) {
   Dl_info di;

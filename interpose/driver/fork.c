@@ -7,7 +7,7 @@
  * whose one thread has a new id, initializes them afresh (a writer's rwlock
  * cannot be unlocked there). A child so never inherits a lock that another thread of the parent
  * was holding (it would wait for it forever), nor a table half updated. The
- * host pool registers its own handlers (interpose/pool_hooks.c): its locks
+ * host pool registers its own handlers (host/pool/pool_hooks.c): its locks
  * are never held together with these.
  *
  * Registered once (pthread_once) when the driver is first resolved, not in a

@@ -5,7 +5,7 @@
  *
  * Locking: none here (bind.c, trace.c).
  */
-#include "observe/obs.h"
+#include "obs.h"
 
 /* Bind, then trace (after binding: the first launch creates the heap). */
 static void before(CUfunction f, CUstream s) {

@@ -23,7 +23,7 @@
  * "warned once" flag is an atomic exchange.
  */
 #include "shim.h"
-#include "observe/obs.h"
+#include "obs.h"
 
 #include <stdio.h>
 #include <string.h>

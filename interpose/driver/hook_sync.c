@@ -8,7 +8,7 @@
  *
  * Locking: none here (trace.c).
  */
-#include "observe/obs.h"
+#include "obs.h"
 
 static CUcontext current(void) {
   CUcontext c = NULL;

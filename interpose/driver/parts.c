@@ -16,7 +16,7 @@
  * dm_driver_init's pthread_once.
  */
 #include "shim.h"
-#include "observe/obs.h"
+#include "obs.h"
 #include "pool/pool_glue.h"
 #include "relink/jit_link.h"
 #include "relink/relink.h"

@@ -85,7 +85,7 @@ const char *dm_cu_err(CUresult r);
 /* Name of the exported symbol at exactly `addr`, or NULL. */
 const char *dm_driver_export_name(const void *addr);
 
-/* ---- dlsym.c, dlsym_entry.S : dlsym interposition ----------------------- */
+/* ---- dlsym.c, real_dlsym.c, dlsym_entry.S : dlsym interposition -------- */
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
 void *dm_real_dlsym(void *handle, const char *name);
 /* dlsym for a name starting with "cu", reached by a jump from dlsym_entry.S

@@ -9,7 +9,8 @@
  * Locking: the domain is created once under pthread_once; NVTX itself is
  * thread-safe and ranges nest per thread.
  */
-#include "obs.h"
+#include "nvtx.h"
+#include "options/options.h"
 
 #include <pthread.h>
 #include <stdarg.h>

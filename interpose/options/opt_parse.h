@@ -1,7 +1,7 @@
 /*
  * opt_parse.h — the one parser of devmalloc's option values, shared by the
  * shim's table (options.c), the re-link library's stand-alone fallback
- * (relink.c), the host pool's option (host/pool_config.c) and the benchmark
+ * (relink.c), the host pool's option (host/pool/pool_config.c) and the benchmark
  * (bench/ab_bench.cu). Header-only (static functions, C and C++), so every
  * part gets the same syntax without linking another library.
  *

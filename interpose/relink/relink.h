@@ -5,7 +5,7 @@
  * The shim's hooks for cuLibraryLoadData, cuModuleLoadData(Ex) and
  * cuModuleLoadFatBinary call dm_relink_sized() with the image they were given
  * (a fatbin — a registration wrapper's already followed —, a cubin or PTX
- * text) once interpose/image_bound.c has delimited it; the file variants call
+ * text) once interpose/image/image_bound.c has delimited it; the file variants call
  * dm_relink_file(). Both run while the caller's context is current. When it returns 1, the shim loads
  * *out instead of the original and releases it with dm_relink_free() after the
  * load. When it returns 0, the shim loads the original image unchanged; `why`
@@ -23,7 +23,7 @@ int  dm_relink_image(const void *image, const void **out, size_t *out_size,
 /* The same for an image the caller has delimited: `body` (the fatbin a
  * registration wrapper points to, or `image` itself) holds `len` readable
  * bytes; `image` only names the module in messages. The shim's load hooks use
- * this, after interpose/image_bound.c; dm_relink_image() takes the image's
+ * this, after interpose/image/image_bound.c; dm_relink_image() takes the image's
  * own header sizes on trust and is for images the caller built. */
 int  dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
                      size_t *out_size, char *why, size_t whylen);

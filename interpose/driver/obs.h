@@ -1,8 +1,9 @@
 /*
  * obs.h — the shim's observability: the heap timeline (trace.c,
- * DEVMALLOC_TRACE), NVTX ranges and markers (nvtx.c, DEVMALLOC_NVTX), the
- * count of load-time re-links, and the context table's sampler (ctxtab.c)
- * they read counters through. Formats: docs/stats.md.
+ * DEVMALLOC_TRACE), the count of load-time re-links, and the context table's
+ * sampler (ctxtab.c) they read counters through; NVTX ranges and markers
+ * (observe/nvtx.h) and the counters' formats (observe/stats_rec.h) come
+ * with it. Formats: docs/stats.md.
  *
  * Locking: trace.c has one mutex for its per-context table and the file; it
  * is never held while calling into ctxtab.c (whose lock may be held while
@@ -10,8 +11,8 @@
  */
 #ifndef DM_OBS_H
 #define DM_OBS_H
-#include "driver/shim.h"
-#include "stats_rec.h"
+#include "shim.h"
+#include "observe/stats_rec.h"
 
 /* ---- ctxtab.c ------------------------------------------------------------ */
 /* Read ctx's counters now (remembered as its last known counters). 0 and
@@ -50,15 +51,6 @@ void dm_trace_timer_stop(void);
 void     dm_obs_relinked(void);
 uint64_t dm_obs_relinked_count(void);
 
-/* ---- nvtx.c -------------------------------------------------------------- */
-/* Ranges nest per thread; all are no-ops unless DEVMALLOC_NVTX=1. The first
- * NVTX call loads the profiler's injection library: dm_nvtx_init() does it
- * where no shim lock is held, before the calls made under one. */
-void dm_nvtx_init(void);
-void dm_nvtx_push(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void dm_nvtx_pop(void);
-void dm_nvtx_mark(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A marker for an event another part reports (kinds: obs_event.h). */
-#include "obs_event.h"
-void dm_obs_event(int kind, const char *label);
+#include "observe/nvtx.h"
+
 #endif
