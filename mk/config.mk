@@ -30,6 +30,8 @@ $(BUILD)/.dir:
 # Product names every part may refer to (defined here so include order does not matter).
 HOST_LIB       := $(BUILD)/libdevmalloc.a
 OPTIONS_LIB    := $(BUILD)/interpose/libdmoptions.a
+RELINK_LIB     := $(BUILD)/libdevmalloc_relink.a
+POOL_LIB       := $(BUILD)/libdevmalloc_pool.a
 HOST_SO        := $(BUILD)/libdevmalloc.so
 DEVICE_LIB     := $(BUILD)/libdevmalloc_device.a
 DEVICE_LTO_LIB := $(BUILD)/libdevmalloc_device_lto.a

@@ -27,7 +27,7 @@ SHIM_OBJS     := $(patsubst %.c,$(SHIM_DIR)/%.o,$(notdir $(SHIM_SRCS))) $(SHIM_D
 SHIM_HDRS     := $(wildcard $(SHIM_FOLDERS:%=%/*.h) $(SHIM_FOLDERS:%=%/*.def)) include/devmalloc.h
 SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC) -fvisibility=hidden
 # The parts linked in (interpose/driver/parts.c names their APIs).
-SHIM_PARTS    := $(HOST_LIB) $(BUILD)/libdevmalloc_relink.a $(BUILD)/libdevmalloc_pool.a
+SHIM_PARTS    := $(HOST_LIB) $(RELINK_LIB) $(POOL_LIB)
 SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 # libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
 # loaded at run time by elf_lazy.c (the GPU machines have it, DESIGN.md).

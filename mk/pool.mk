@@ -11,7 +11,6 @@ POOL_HDRS := $(wildcard host/pool/*.h) interpose/options/options.h \
              interpose/options/options.def interpose/options/opt_parse.h
 POOL_OBJS := $(patsubst %.c,$(BUILD)/pool/%.o,$(notdir $(POOL_SRCS)))
 POOL_TSAN_OBJS := $(patsubst %.c,$(BUILD)/pool/tsan/%.o,$(notdir $(POOL_SRCS)))
-POOL_LIB := $(BUILD)/libdevmalloc_pool.a
 POOL_TSAN_LIB := $(BUILD)/pool/libdevmalloc_pool_tsan.a
 POOL_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC)
 POOL_LDLIBS := -lcmocka -lpthread -ldl -lm

@@ -17,7 +17,6 @@ RELINK_READER_SRCS := interpose/image/fatbin.c interpose/image/decompress.c \
 RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c
 RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
-RELINK_LIB  := $(BUILD)/libdevmalloc_relink.a
 # Link the archive with these. zstd and lz4 are static and must stay hidden
 # in the shim (-Wl,--exclude-libs,ALL): see DESIGN.md.
 RELINK_LDLIBS := -l:libzstd.a -l:liblz4.a -lelf -lpthread -ldl

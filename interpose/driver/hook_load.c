@@ -33,53 +33,56 @@ static CUcontext current_ctx(void) {
   return dm_drv.cuCtxGetCurrent(&c) == CUDA_SUCCESS ? c : NULL;
 }
 
+/* Start of a re-link: nothing re-linked yet; 1 (with the reason in why)
+ * when DEVMALLOC_JIT=off. */
+static int jit_off(const void **relinked, char *why, size_t whylen) {
+  *relinked = NULL;
+  why[0] = 0;
+  if (dm_options()->jit != DM_JIT_OFF) return 0;
+  snprintf(why, whylen, "DEVMALLOC_JIT=off");
+  return 1;
+}
+
+/* Run the re-link of the file `path`, or else of the in-memory `image`
+ * (`body`, `len`), as the shim's own driver work; the re-linked image, or
+ * NULL. */
+static const void *run_relink(const void *image, const void *body, size_t len, const char *path,
+                              const void **relinked, char *why, size_t whylen) {
+  const void *out = NULL;
+  size_t sz = 0;
+  int r;
+  dm_tls_busy++;
+  if (path) {
+    dm_nvtx_push("devmalloc: load-time re-link of %s", path);
+    r = dm_relink_ops->file(path, &out, &sz, why, whylen);
+  } else {
+    dm_nvtx_push("devmalloc: load-time re-link of image %p", image);
+    r = dm_relink_ops->sized(image, body, len, &out, &sz, why, whylen);
+  }
+  dm_nvtx_pop();
+  dm_tls_busy--;
+  if (r == 1 && out) *relinked = out;
+  return *relinked;
+}
+
 /* Try the re-link of an in-memory image; returns the image to load. `body`
  * and `len` are the image as image_bound.c delimited it (NULL: malformed or
  * unreadable, so the driver gets the original and gives its own error). */
 static const void *maybe_relink(const void *image, const void *body, size_t len, dm_has_t has,
                                 const void **relinked, char *why, size_t whylen) {
-  *relinked = NULL;
-  why[0] = 0;
-  if (dm_options()->jit == DM_JIT_OFF) {
-    snprintf(why, whylen, "DEVMALLOC_JIT=off");
-    return image;
-  }
-  if (has == DM_HAS_YES) return image;
+  if (jit_off(relinked, why, whylen) || has == DM_HAS_YES) return image;
   if (!body) {
     snprintf(why, whylen, "image malformed, unreadable or of unknown format");
     return image;
   }
-  const void *out = NULL;
-  size_t sz = 0;
-  dm_tls_busy++;
-  dm_nvtx_push("devmalloc: load-time re-link of image %p", image);
-  int r = dm_relink_ops->sized(image, body, len, &out, &sz, why, whylen);
-  dm_nvtx_pop();
-  dm_tls_busy--;
-  if (r == 1 && out) {
-    *relinked = out;
-    return out;
-  }
-  return image;
+  const void *out = run_relink(image, body, len, NULL, relinked, why, whylen);
+  return out ? out : image;
 }
 
 static const void *maybe_relink_file(const char *path, const void **relinked, char *why,
                                      size_t whylen) {
-  *relinked = NULL;
-  why[0] = 0;
-  if (dm_options()->jit == DM_JIT_OFF) {
-    snprintf(why, whylen, "DEVMALLOC_JIT=off");
-    return NULL;
-  }
-  const void *out = NULL;
-  size_t sz = 0;
-  dm_tls_busy++;
-  dm_nvtx_push("devmalloc: load-time re-link of %s", path);
-  int r = dm_relink_ops->file(path, &out, &sz, why, whylen);
-  dm_nvtx_pop();
-  dm_tls_busy--;
-  if (r == 1 && out) *relinked = out;
-  return *relinked;
+  if (jit_off(relinked, why, whylen)) return NULL;
+  return run_relink(NULL, NULL, 0, path, relinked, why, whylen);
 }
 
 /* The re-link's reason for not re-linking says the module calls the stock
