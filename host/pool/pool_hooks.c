@@ -100,7 +100,6 @@ static const char *option_value(const char *name) { return secure_getenv(name); 
 
 /* Messages go to the shim's log when it gives one, else to stderr (the
  * pool's own tests and benchmark). */
-
 __attribute__((format(printf, 1, 2)))
 static void warn(const char *fmt, ...) {
   char line[256];

@@ -42,9 +42,10 @@ void dm_obs_heap_created(CUcontext ctx);
 void dm_trace_sample_all(const char *event);
 
 /* ---- trace_timer.c: the periodic sampler (DEVMALLOC_TRACE_PERIOD) -------- */
-/* Start the thread (once; no-op if already running) / stop and join it
- * (no-op if not running, or in a forked child that did not start it). */
-void dm_trace_timer_start(unsigned period_ms);
+/* Start the thread calling sample("timer") every period_ms (once; no-op if
+ * already running) / stop and join it (no-op if not running, or in a forked
+ * child that did not start it). */
+void dm_trace_timer_start(unsigned period_ms, void (*sample)(const char *event));
 void dm_trace_timer_stop(void);
 
 /* ---- re-link count (trace.c) --------------------------------------------- */

@@ -234,7 +234,7 @@ static void at_exit_trace(void) {
 static pthread_once_t g_exit_once = PTHREAD_ONCE_INIT;
 static void arm(void) {
   atexit(at_exit_trace);
-  if (dm_options()->trace_period) dm_trace_timer_start(dm_options()->trace_period);
+  if (dm_options()->trace_period) dm_trace_timer_start(dm_options()->trace_period, dm_trace_sample_all);
 }
 
 void dm_obs_heap_created(CUcontext ctx) {

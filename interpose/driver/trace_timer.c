@@ -1,6 +1,7 @@
 /*
  * trace_timer.c — the trace's periodic sampler (DEVMALLOC_TRACE_PERIOD=MS):
- * one host thread that samples every context each MS milliseconds, so the
+ * one host thread that calls the trace's sampler (every context) each MS
+ * milliseconds, so the
  * heap trace also shows the heap while long kernels run (launch and sync
  * samples only see it between kernels). Started with the trace's first heap;
  * stopped and joined by the trace's exit handler before the final samples,
@@ -23,6 +24,7 @@ static pthread_t g_thread;
 static int g_running, g_stop;
 static pid_t g_owner;          /* the process that started the thread */
 static unsigned g_period_ms;
+static void (*g_sample)(const char *event);
 
 static void *run(void *arg) {
   (void)arg;
@@ -40,15 +42,15 @@ static void *run(void *arg) {
     while (!g_stop && pthread_cond_timedwait(&g_cond, &g_lock, &until) == 0) {}
     if (g_stop) break;
     pthread_mutex_unlock(&g_lock);
-    dm_trace_sample_all("timer");
+    g_sample("timer");
     pthread_mutex_lock(&g_lock);
   }
   pthread_mutex_unlock(&g_lock);
   return NULL;
 }
 
-void dm_trace_timer_start(unsigned period_ms) {
-  if (!period_ms) return;
+void dm_trace_timer_start(unsigned period_ms, void (*sample)(const char *event)) {
+  if (!period_ms || !sample) return;
   pthread_mutex_lock(&g_lock);
   if (!g_running) {
     pthread_condattr_t ca;
@@ -57,6 +59,7 @@ void dm_trace_timer_start(unsigned period_ms) {
     pthread_cond_init(&g_cond, &ca);
     pthread_condattr_destroy(&ca);
     g_period_ms = period_ms;
+    g_sample = sample;
     g_stop = 0;
     if (pthread_create(&g_thread, NULL, run, NULL) == 0) {
       g_running = 1;

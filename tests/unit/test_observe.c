@@ -275,8 +275,8 @@ static void t_timer(void **st) {
   g_cur = CTX_B;
   assert_non_null(dm_ctx_heap(CTX_B));             /* a live context to sample */
   int before = count_in_file(g_trace, "\"event\":\"timer\"");
-  dm_trace_timer_start(2);
-  dm_trace_timer_start(2);                          /* once: no second thread */
+  dm_trace_timer_start(2, dm_trace_sample_all);
+  dm_trace_timer_start(2, dm_trace_sample_all);     /* once: no second thread */
   usleep(40000);
   dm_trace_timer_stop();
   int during = count_in_file(g_trace, "\"event\":\"timer\"") - before;
