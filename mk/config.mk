@@ -29,9 +29,17 @@ $(BUILD)/.dir:
 
 # Product names every part may refer to (defined here so include order does not matter).
 HOST_LIB       := $(BUILD)/libdevmalloc.a
+OPTIONS_LIB    := $(BUILD)/interpose/libdmoptions.a
+RELINK_LIB     := $(BUILD)/libdevmalloc_relink.a
+POOL_LIB       := $(BUILD)/libdevmalloc_pool.a
 HOST_SO        := $(BUILD)/libdevmalloc.so
 DEVICE_LIB     := $(BUILD)/libdevmalloc_device.a
 DEVICE_LTO_LIB := $(BUILD)/libdevmalloc_device_lto.a
 DEVICE_PTX     := $(BUILD)/devmalloc.ptx
 NVCC_DLTO      := $(BUILD)/nvcc-dlto
+# The shim's and the host pool's folders: sources include across folders by
+# "folder/name.h" from these roots; tests name headers bare.
+SHIM_FOLDERS   := interpose/driver interpose/image interpose/relink interpose/observe \
+                  interpose/options host/pool
+SHIM_INC       := -Iinterpose -Ihost $(addprefix -I,$(SHIM_FOLDERS))
 LTO_GENCODE    := $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=lto_$(a))

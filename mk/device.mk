@@ -11,7 +11,7 @@ DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h device/sem.c device/
 # (the stock implementation never touches them); a malloc compiled with more
 # registers clobbers them without saving (docs/design.md, "Calling
 # convention"). The load-time re-link passes the same cap for devmalloc's PTX
-# (interpose/jit_link.h, DM_DEVICE_MAXRREG): keep the two equal. LTO-IR gets
+# (interpose/relink/jit_link.h, DM_DEVICE_MAXRREG): keep the two equal. LTO-IR gets
 # no cap: a -dlto link compiles caller and allocator as one program (and
 # nvlink would otherwise cap every kernel of the program).
 DEVICE_MAXRREG := 32
@@ -58,5 +58,5 @@ LIBS += $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DEVICE_PTX) $(BUILD)/nvcc-dlto
 
 DEVICE_FRAME_CHECK := $(BUILD)/tests/check_device_frames
 $(DEVICE_FRAME_CHECK): tests/unit/check_device_frames.sh $(BUILD)/device/devmalloc.o | $(BUILD)/tests/.dir
-	printf '#!/bin/sh\nexec bash %s %s mk/device.mk interpose/jit_link.h\n' $< $(BUILD)/device/frames.txt >$@ && chmod +x $@
+	printf '#!/bin/sh\nexec bash %s %s mk/device.mk interpose/relink/jit_link.h\n' $< $(BUILD)/device/frames.txt >$@ && chmod +x $@
 CHECK_BINS += $(DEVICE_FRAME_CHECK)

@@ -1,11 +1,11 @@
-# mk/host.mk — the host runtime: build/libdevmalloc.a (PIC, for the shim and
+# mk/host.mk — the host runtime (host/heap/): build/libdevmalloc.a (PIC, for the shim and
 # static links) and build/libdevmalloc.so.
 
-HOST_SRCS := host/heap_runtime.c host/stats_print.c device/layout.c device/check.c
+HOST_SRCS := host/heap/heap_runtime.c host/heap/stats_print.c device/layout.c device/check.c
 HOST_OBJS := $(patsubst %.c,$(BUILD)/host/%.o,$(notdir $(HOST_SRCS)))
 HOST_RT_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Idevice
 
-$(BUILD)/host/%.o: host/%.c include/*.h device/*.h | $(BUILD)/host/.dir
+$(BUILD)/host/%.o: host/heap/%.c include/*.h device/*.h | $(BUILD)/host/.dir
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
 $(BUILD)/host/%.o: device/%.c include/*.h device/*.h | $(BUILD)/host/.dir
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@

@@ -1,4 +1,4 @@
-# mk/pool.mk — the MAM host pool (host/pool*.c, interpose/pool_hooks.c),
+# mk/pool.mk — the MAM host pool (host/pool/: the pool and its cuMemAlloc hooks),
 # its host tests, GPU test program and benchmark.
 #
 #   $(BUILD)/libdevmalloc_pool.a   static PIC archive for the shim (needs -ldl -lpthread)
@@ -6,18 +6,16 @@
 #   $(BUILD)/pool/pool_app         GPU test program (GPU_BINS)
 #   $(BUILD)/pool/pool_bench       benchmark, pool vs cudaMalloc vs cudaMallocAsync (GPU_BINS)
 
-POOL_SRCS := host/pool_tree.c host/pool.c host/pool_config.c interpose/pool_hooks.c
-POOL_HDRS := host/pool_tree.h host/pool.h host/pool_config.h host/pool_glue.h interpose/options.h \
-             interpose/options.def interpose/opt_parse.h \
-             interpose/pool_hooks.h
+POOL_SRCS := host/pool/pool_tree.c host/pool/pool.c host/pool/pool_config.c host/pool/pool_hooks.c
+POOL_HDRS := $(wildcard host/pool/*.h) interpose/options/options.h \
+             interpose/options/options.def interpose/options/opt_parse.h
 POOL_OBJS := $(patsubst %.c,$(BUILD)/pool/%.o,$(notdir $(POOL_SRCS)))
 POOL_TSAN_OBJS := $(patsubst %.c,$(BUILD)/pool/tsan/%.o,$(notdir $(POOL_SRCS)))
-POOL_LIB := $(BUILD)/libdevmalloc_pool.a
 POOL_TSAN_LIB := $(BUILD)/pool/libdevmalloc_pool_tsan.a
-POOL_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Ihost -Iinterpose
+POOL_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC)
 POOL_LDLIBS := -lcmocka -lpthread -ldl -lm
 
-vpath %.c host interpose
+vpath %.c host/pool
 
 $(BUILD)/pool/%.o: %.c $(POOL_HDRS) | $(BUILD)/pool/.dir
 	$(CC) $(POOL_CFLAGS) -c $< -o $@
@@ -55,7 +53,7 @@ CHECK_BINS += $(POOL_TEST_BINS) $(BUILD)/pool/test_pool_threads_tsan \
               $(BUILD)/pool/test_pool_lifetime_asan $(BUILD)/pool/test_pool_lifetime_tsan
 
 # ---- GPU programs (built here with nvcc, run on a GPU machine) ----
-POOL_NVCC_FLAGS := $(NVCC_FLAGS) -Ihost -Iinterpose $(NVCC_GENCODE)
+POOL_NVCC_FLAGS := $(NVCC_FLAGS) $(SHIM_INC) $(NVCC_GENCODE)
 
 $(BUILD)/pool/pool_app: tests/gpu/progs/pool_app.cu | $(BUILD)/pool/.dir
 	$(NVCC) $(POOL_NVCC_FLAGS) $< -o $@ $(LDCUDA) -lpthread

@@ -1,6 +1,7 @@
-# mk/relink.mk — load-time re-link of unmodified binaries: the
-# fatbin/cubin reader, decompression, JIT link and cache (interpose/), the
-# devmalloc-inspect tool, host tests, the fuzz target and the GPU case programs.
+# mk/relink.mk — load-time re-link of unmodified binaries: the image readers
+# (interpose/image/: fatbin, cubin, PTX, decompression), the JIT link and its
+# cache (interpose/relink/), the devmalloc-inspect tool, host tests, the fuzz
+# targets and the GPU case programs.
 #
 # Products
 #   $(BUILD)/libdevmalloc_relink.a   static PIC archive the shim links, with
@@ -9,33 +10,34 @@
 # Targets
 #   make fuzz [FUZZ_TIME=20]          run every libFuzzer target FUZZ_TIME seconds
 
-RELINK_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
-               interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c \
-               interpose/jit_link.c interpose/relink.c
 # The reader alone (no driver, no embedded PTX): tests, fuzz and inspect use it.
-RELINK_READER_SRCS := interpose/fatbin.c interpose/decompress.c interpose/cubin_elf.c \
-                      interpose/ptx_scan.c interpose/sha256.c interpose/cache.c interpose/cache_dir.c
-RELINK_HDRS := $(wildcard interpose/*.h) include/devmalloc.h
+RELINK_READER_SRCS := interpose/image/fatbin.c interpose/image/decompress.c \
+                      interpose/image/cubin_elf.c interpose/image/ptx_scan.c \
+                      interpose/relink/sha256.c interpose/relink/cache.c interpose/relink/cache_dir.c
+RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c
+RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
-RELINK_LIB  := $(BUILD)/libdevmalloc_relink.a
 # Link the archive with these. zstd and lz4 are static and must stay hidden
 # in the shim (-Wl,--exclude-libs,ALL): see DESIGN.md.
 RELINK_LDLIBS := -l:libzstd.a -l:liblz4.a -lelf -lpthread -ldl
-RELINK_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Iinterpose -fvisibility=hidden
+RELINK_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC) -fvisibility=hidden
 
 # devmalloc's PTX embedded in the shim (mk/device.mk builds it).
 DM_PTX := $(DEVICE_PTX)
 
-RELINK_OBJS := $(RELINK_SRCS:interpose/%.c=$(RELINK_DIR)/%.o) $(RELINK_DIR)/devmalloc_ptx.o
-RELINK_READER_OBJS := $(RELINK_READER_SRCS:interpose/%.c=$(RELINK_DIR)/%.o)
-RELINK_ASAN_OBJS := $(RELINK_READER_SRCS:interpose/%.c=$(RELINK_DIR)/asan/%.o)
+RELINK_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_SRCS))) $(RELINK_DIR)/devmalloc_ptx.o
+RELINK_READER_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_READER_SRCS)))
+RELINK_ASAN_OBJS := $(patsubst %.c,$(RELINK_DIR)/asan/%.o,$(notdir $(RELINK_READER_SRCS)))
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-$(RELINK_DIR)/%.o: interpose/%.c $(RELINK_HDRS) | $(RELINK_DIR)/.dir
-	$(CC) $(RELINK_CFLAGS) -c $< -o $@
-$(RELINK_DIR)/asan/%.o: interpose/%.c $(RELINK_HDRS) | $(RELINK_DIR)/asan/.dir
-	$(CC) $(RELINK_CFLAGS) -O1 $(SAN_FLAGS) -c $< -o $@
-$(RELINK_DIR)/devmalloc_ptx.o: interpose/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
+define RELINK_RULES
+$$(RELINK_DIR)/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/.dir
+	$$(CC) $$(RELINK_CFLAGS) -c $$< -o $$@
+$$(RELINK_DIR)/asan/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/asan/.dir
+	$$(CC) $$(RELINK_CFLAGS) -O1 $$(SAN_FLAGS) -c $$< -o $$@
+endef
+$(foreach d,interpose/image interpose/relink,$(eval $(call RELINK_RULES,$(d))))
+$(RELINK_DIR)/devmalloc_ptx.o: interpose/relink/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
 	$(CC) -c -DDM_PTX_FILE='"$(DM_PTX)"' $< -o $@
 $(RELINK_LIB): $(RELINK_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -111,8 +113,8 @@ $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.
 $(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
-$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
-	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) -lcmocka $(RELINK_LDLIBS)
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
@@ -134,16 +136,16 @@ FUZZ_DIR := $(RELINK_DIR)/fuzz
 FUZZ_TARGETS := fatbin prescan wrapper relink cache_entry
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Itests/unit \
-              -fno-sanitize-recover=all $(CPPFLAGS) -Iinterpose -DDM_IMAGE_MAX='((size_t)1<<24)'
-SCAN_SRCS := interpose/image_bound.c interpose/image_scan.c
+              -fno-sanitize-recover=all $(CPPFLAGS) $(SHIM_INC) -DDM_IMAGE_MAX='((size_t)1<<24)'
+SCAN_SRCS := interpose/image/image_bound.c interpose/image/image_scan.c
 FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
 FUZZ_SRCS_prescan := $(SCAN_SRCS)
 FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
-FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
-FUZZ_SRCS_cache_entry := interpose/cache.c interpose/cache_dir.c interpose/sha256.c
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard interpose/*.c) \
+FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
+FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard $(SHIM_FOLDERS:%=%/*.c)) \
     $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
-	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS) -lm
 $(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
 	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@

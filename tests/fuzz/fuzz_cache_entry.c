@@ -1,6 +1,6 @@
 /*
  * fuzz_cache_entry.c — libFuzzer target for the JIT cache entry reader
- * (interpose/cache.c): the input is written as the entry file of a fixed
+ * (interpose/relink/cache.c): the input is written as the entry file of a fixed
  * key (with that key patched into its header, so the fuzzer gets past the
  * key check) and read back with dm_cache_get(). A hit must return exactly
  * the payload the file holds. Dictionary: cache.dict.

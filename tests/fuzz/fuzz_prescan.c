@@ -1,6 +1,6 @@
 /*
  * fuzz_prescan.c — libFuzzer target for the load-time pre-scan
- * (interpose/image_bound.c, image_scan.c): the input as an image passed
+ * (interpose/image/image_bound.c, image_scan.c): the input as an image passed
  * without a size (guarded.h), and the bounded scan over the exact input.
  * Whatever bound the pre-scan derives must lie inside the input (see
  * guarded_bound() for inputs that look like a registration wrapper).

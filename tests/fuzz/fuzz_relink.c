@@ -1,6 +1,6 @@
 /*
  * fuzz_relink.c — libFuzzer target for the re-link input paths
- * (interpose/relink.c): the image as the load hooks hand it over — bounded
+ * (interpose/relink/relink.c): the image as the load hooks hand it over — bounded
  * by the pre-scan when it came without a size (guarded.h), or with its size
  * — classified, read, decompressed and given to a fake JIT linker whose
  * link always fails (so nothing is cached and no GPU is needed).

@@ -1,11 +1,15 @@
 /*
- * shim_fake.h — a fake host runtime (dm_heap_ops) and fake driver entry
- * points (dm_drv) for the shim's host tests. Counters let tests check how
+ * shim_fake.h — fakes of the shim's other parts (parts.c: the host runtime
+ * dm_heap_ops, the re-link dm_relink_ops, the host pool dm_pool_ops) and fake
+ * driver entry points (dm_drv) for the shim's host tests. By default nothing
+ * is re-linked and the pool is off; a test fakes a re-link by defining
+ * FK_RELINK_SIZED to its own function before including this file. Counters let tests check how
  * often the shim created heaps and bound modules.
  */
 #ifndef SHIM_FAKE_H
 #define SHIM_FAKE_H
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "shim.h"
@@ -74,6 +78,35 @@ static devmalloc_status_t fk_set_check(devmalloc_heap_t *h, int on) {
 static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
                                      fk_destroy, fk_str, fk_print, fk_set_min_block, fk_set_check};
 const dm_heap_ops_t *dm_heap_ops = &fk_ops;
+
+#ifdef FK_RELINK_SIZED
+static int FK_RELINK_SIZED(const void *image, const void *body, size_t len, const void **out,
+                           size_t *out_size, char *why, size_t whylen);
+#else
+static int fk_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                           size_t *out_size, char *why, size_t whylen) {
+  if (why && whylen) snprintf(why, whylen, "load-time re-link not built into this shim");
+  return 0;
+}
+#define FK_RELINK_SIZED fk_relink_sized
+#endif
+static int fk_relink_file(const char *path, const void **out, size_t *out_size, char *why,
+                          size_t whylen) {
+  if (why && whylen) snprintf(why, whylen, "load-time re-link not built into this shim");
+  return 0;
+}
+static void fk_relink_free(const void *image) {}
+static const dm_relink_ops_t fk_relink_ops = {FK_RELINK_SIZED, fk_relink_file, fk_relink_free};
+const dm_relink_ops_t *dm_relink_ops = &fk_relink_ops;
+
+static int fk_pool_enabled(void) { return 0; }
+static void fk_pool_print(void *file) {}
+static void fk_pool_forget(CUcontext ctx) {}
+static const dm_pool_ops_t fk_pool_ops = {fk_pool_enabled, NULL, NULL, NULL, NULL,
+                                          fk_pool_print, fk_pool_forget};
+const dm_pool_ops_t *dm_pool_ops = &fk_pool_ops;
+
+void dm_parts_connect(void *libcuda) {}
 
 __attribute__((unused)) static void fk_reset(void) {
   fk_creates = fk_binds_mod = fk_binds_lib = fk_destroys = 0;

@@ -1,5 +1,5 @@
 /*
- * test_cache_hostile.c — the JIT cache (interpose/cache.c, cache_dir.c) in
+ * test_cache_hostile.c — the JIT cache (interpose/relink/cache.c, cache_dir.c) in
  * odd or hostile surroundings: a FIFO or a directory at an entry path, a file
  * size limit below the entry's size, temp files of dead writers, a directory
  * to create under a parent the effective user does not own (root with a

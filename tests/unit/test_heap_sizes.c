@@ -1,5 +1,5 @@
 /*
- * test_heap_sizes.c — the host runtime's heap creation (host/heap_runtime.c)
+ * test_heap_sizes.c — the host runtime's heap creation (host/heap/heap_runtime.c)
  * at the size limits, against a permissive fake driver (no GPU): it hands
  * out any size, at addresses that are not 2 MiB aligned (so the aligned
  * retry runs), and checks that every memset and copy lands inside memory it

@@ -1,5 +1,5 @@
 /*
- * test_image_bound.c — the load-time pre-scan (interpose/image_bound.c,
+ * test_image_bound.c — the load-time pre-scan (interpose/image/image_bound.c,
  * image_scan.c) against hostile images passed without a size, each placed at
  * the very end of a readable mapping followed by an inaccessible page, so a
  * read past the image is a SIGSEGV and a runaway size a hang (alarm). Built

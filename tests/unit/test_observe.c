@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#define FK_RELINK_SIZED fake_relink_sized
 #include "shim_fake.h"
 #include "obs.h"
 #include "relink.h"
@@ -223,13 +224,13 @@ static void t_lost_without_counters(void **st) {
   fk_stats_fails = 0;
 }
 
-/* ---- the re-link count: a fake re-link (replaces the weak stand-in) ---- */
+/* ---- the re-link count: a fake re-link (FK_RELINK_SIZED) ---- */
 /* PTX-like text, so that the load hook's bounding (image_bound.c) takes it */
 static const char g_stock[] = ".version 9.0 // a module calling the stock malloc",
                   g_relinked[] = "re-linked";
 static int g_relinked_fails;   /* the driver refuses the re-linked image */
-int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
-                    size_t *out_size, char *why, size_t whylen) {
+static int fake_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                             size_t *out_size, char *why, size_t whylen) {
   if (image != g_stock || body != g_stock || len != sizeof g_stock) return 0;
   *out = g_relinked;
   *out_size = sizeof g_relinked;
@@ -274,8 +275,8 @@ static void t_timer(void **st) {
   g_cur = CTX_B;
   assert_non_null(dm_ctx_heap(CTX_B));             /* a live context to sample */
   int before = count_in_file(g_trace, "\"event\":\"timer\"");
-  dm_trace_timer_start(2);
-  dm_trace_timer_start(2);                          /* once: no second thread */
+  dm_trace_timer_start(2, dm_trace_sample_all);
+  dm_trace_timer_start(2, dm_trace_sample_all);     /* once: no second thread */
   usleep(40000);
   dm_trace_timer_stop();
   int during = count_in_file(g_trace, "\"event\":\"timer\"") - before;

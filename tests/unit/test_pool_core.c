@@ -1,5 +1,5 @@
 /*
- * test_pool_core.c — the MAM pool core (host/pool.c) over fake address
+ * test_pool_core.c — the MAM pool core (host/pool/pool.c) over fake address
  * ranges (no device memory): long random allocate/free sequences with sizes
  * 1 B .. 1 GiB checked against a reference model after every step (best-fit
  * choice, alignment, no overlap, coalescing and tiling, gauges, oracle for

@@ -1,5 +1,5 @@
 /*
- * test_pool_hooks.c — interpose/pool_hooks.c against a fake driver (no GPU):
+ * test_pool_hooks.c — host/pool/pool_hooks.c against a fake driver (no GPU):
  * per-context pools keyed by the current context, chunk use, the
  * cuMemGetInfo view, fallback to the real allocator and "nothing fails with
  * the pool that would succeed without it" (trimming), pass-through and

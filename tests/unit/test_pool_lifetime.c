@@ -1,5 +1,5 @@
 /*
- * test_pool_lifetime.c — interpose/pool_hooks.c: the lifetime of a
+ * test_pool_lifetime.c — host/pool/pool_hooks.c: the lifetime of a
  * context's pool and the context a pooled free synchronizes, against a fake
  * driver (no GPU). Built twice: under ASan/UBSan (a pool freed under a user
  * is a heap-use-after-free) and under TSan (races, a mutex destroyed while

@@ -1,5 +1,5 @@
 /*
- * test_pool_tree.c — the pool's AVL tree (host/pool_tree.c): invariants
+ * test_pool_tree.c — the pool's AVL tree (host/pool/pool_tree.c): invariants
  * (order, balance, heights, parent links, count) after every operation of
  * long random insert/remove sequences, lookups (find, ceil, floor, next,
  * prev) against a sorted-array reference, worst-case insertion orders.

@@ -4,7 +4,7 @@
  * about its PTX) is named in one warning at the default verbosity, with the
  * reason; later ones stay quiet at that level; a module that never calls
  * malloc, or that could not be read, gets no such warning. The re-link is
- * faked (a strong dm_relink_image over the shim's weak stand-in); messages
+ * faked (FK_RELINK_SIZED, shim_fake.h's re-link table); messages
  * go to a DEVMALLOC_LOG file.
  */
 #include <setjmp.h>
@@ -16,12 +16,13 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#define FK_RELINK_SIZED fake_relink_sized
 #include "shim_fake.h"
 
 static const char *g_why;   /* what the fake re-link answers */
 
-int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
-                    size_t *out_size, char *why, size_t whylen) {
+static int fake_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                             size_t *out_size, char *why, size_t whylen) {
   snprintf(why, whylen, "%s", g_why);
   return 0;
 }

@@ -1,0 +1,416 @@
+/*
+ * ctxtab.c — one devmalloc heap per CUDA context: the table ctx -> {limit
+ * state, heap}, heap creation with the virtualized size, teardown with a
+ * stats snapshot, primary-context retain counts, the counters' sampler
+ * (trace.c) and the stats summary (text, JSON or CSV: docs/stats.md).
+ *
+ * A context whose counters can no longer be read (a device fault such as an
+ * illegal address poisons it; a context destroyed under us) is reported with
+ * its last known counters and the status "context_lost".
+ *
+ * Heap creation runs with the context current (the caller, bind.c, pushed
+ * it) and with the thread's stream-capture mode relaxed (also the caller).
+ *
+ * Locking: one mutex (g_lock) guards the table, the snapshots and the
+ * primary counts; it is held across heap creation so that two threads never
+ * create two heaps for one context. It is never held while calling a hooked
+ * entry point, and the host runtime reaches the driver through forwarders,
+ * not hooks, so no hook can re-enter it. It may be held while calling
+ * dm_trace_record (trace.c never calls back into this file with its lock).
+ */
+#include "shim.h"
+#include "obs.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct dm_ctxent {
+  CUcontext ctx;
+  dm_limit_t limit;
+  devmalloc_heap_t *heap;
+  int failed;                 /* creation failed: do not retry */
+  int device;
+  unsigned long long id;      /* cuCtxGetId, for messages */
+  int has_last;               /* last counters read successfully */
+  int lost;                   /* a read failed: the counters are gone */
+  int released;               /* read before the primary context's last release */
+  uint64_t check_reported;    /* check failures already reported */
+  devmalloc_stats_t last;
+} dm_ctxent_t;
+
+typedef dm_stats_rec_t dm_snap_t;   /* a torn-down context's final record */
+typedef struct { CUdevice dev; CUcontext ctx; int count; } dm_primary_t;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static dm_ctxent_t *g_ents;
+static size_t g_n, g_cap;
+static dm_snap_t *g_snaps;
+static size_t g_nsnaps;
+static dm_primary_t g_prim[64];
+static size_t g_nprim;
+
+void dm_ctx_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_lock, ph); }
+
+static dm_ctxent_t *find(CUcontext ctx) {
+  for (size_t i = 0; i < g_n; i++)
+    if (g_ents[i].ctx == ctx) return &g_ents[i];
+  return NULL;
+}
+
+static dm_ctxent_t *find_or_add(CUcontext ctx) {
+  dm_ctxent_t *e = find(ctx);
+  if (e) return e;
+  if (dm_grow_array((void **)&g_ents, &g_cap, g_n, sizeof *g_ents)) return NULL;
+  e = &g_ents[g_n++];
+  memset(e, 0, sizeof *e);
+  e->ctx = ctx;
+  e->device = -1;
+  return e;
+}
+
+static uint64_t free_device_bytes(void) {
+  size_t fr = 0, tot = 0;
+  dm_pfn_cuMemGetInfo_v2 info = (dm_pfn_cuMemGetInfo_v2)dm_real(DM_ID_cuMemGetInfo_v2);
+  if (info && info(&fr, &tot) == CUDA_SUCCESS) return fr;
+  return 0;
+}
+
+static void arm_stats_once(void);
+
+devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx) {
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  devmalloc_heap_t *h = e ? e->heap : NULL;
+  pthread_mutex_unlock(&g_lock);
+  return h;
+}
+
+/* DEVMALLOC_CHECK and DEVMALLOC_MIN_BLOCK (a size in bytes, at most 8 KiB)
+ * on a new heap, before any kernel allocates from it. */
+static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsigned long long id) {
+  if (o->check && dm_heap_ops->set_check(h, 1) != DEVMALLOC_OK)
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CHECK could not be set in context %llu", id);
+  if (o->min_block.kind == DM_SIZE_UNSET || (o->min_block.kind == DM_SIZE_BYTES && !o->min_block.bytes))
+    return;
+  devmalloc_status_t st = o->min_block.kind == DM_SIZE_BYTES
+                              ? dm_heap_ops->set_min_block(h, o->min_block.bytes)
+                              : DEVMALLOC_EINVAL;
+  if (st != DEVMALLOC_OK)
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_MIN_BLOCK ignored in context %llu: %s (valid: 0..8192 bytes)",
+           id, dm_heap_ops->status_string(st));
+}
+
+devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
+  const dm_options_t *o = dm_options();
+  dm_nvtx_init();   /* the range below is pushed under the lock */
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find_or_add(ctx);
+  devmalloc_heap_t *h = NULL;
+  if (!e || e->heap || e->failed) {
+    h = e ? e->heap : NULL;
+    pthread_mutex_unlock(&g_lock);
+    return h;
+  }
+  uint64_t fr = o->heap_size.kind == DM_SIZE_FRACTION ? free_device_bytes() : 0;
+  size_t bytes = dm_limit_heap_bytes(&e->limit, &o->heap_size, fr);
+  CUdevice dev = -1;
+  if (dm_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) e->device = dev;
+  (void)dm_drv.cuCtxGetId(ctx, &e->id);
+  dm_nvtx_push("devmalloc: create heap (%zu MiB, context %llu)", bytes >> 20, e->id);
+  devmalloc_status_t st = dm_heap_ops->create(ctx, bytes, &h);
+  dm_nvtx_pop();
+  if (st != DEVMALLOC_OK || !h) {
+    e->failed = 1;
+    h = NULL;
+    dm_log(DM_LOG_WARN,
+           "warning: cannot create a %zu-byte heap in context %llu (device %d): %s; "
+           "device malloc of devmalloc modules returns NULL there",
+           bytes, e->id, e->device, dm_heap_ops->status_string(st));
+  } else {
+    e->heap = h;
+    e->limit.heap_created = 1;
+    e->limit.heap_bytes = bytes;
+    apply_heap_options(h, o, e->id);
+    dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d)%s",
+           bytes >> 20, e->id, e->device,
+           o->heap_size.kind != DM_SIZE_UNSET ? " [DEVMALLOC_HEAP_SIZE]"
+           : e->limit.app_set ? " [application limit]" : " [default]");
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (h && (o->stats || o->check)) arm_stats_once(); /* check: last report at exit */
+  if (h) dm_obs_heap_created(ctx);
+  return h;
+}
+
+dm_limit_action_t dm_ctx_limit_set(CUcontext ctx, size_t value) {
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find_or_add(ctx);
+  dm_limit_action_t a = e ? dm_limit_set(&e->limit, value) : DM_LIMIT_RECORD;
+  pthread_mutex_unlock(&g_lock);
+  return a;
+}
+
+int dm_ctx_limit_get(CUcontext ctx, size_t *out) {
+  const dm_options_t *o = dm_options();
+  uint64_t fr = o->heap_size.kind == DM_SIZE_FRACTION ? free_device_bytes() : 0;
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  dm_limit_t none = {0};
+  size_t v = dm_limit_report(e ? &e->limit : &none, &o->heap_size, fr, dm_candidates());
+  pthread_mutex_unlock(&g_lock);
+  if (!v) return 0;
+  *out = v;
+  return 1;
+}
+
+/* The record of e from counters s (NULL: none were ever read). */
+static dm_stats_rec_t record_of(const dm_ctxent_t *e, const devmalloc_stats_t *s,
+                                dm_rec_status_t st, dm_rec_counters_t c) {
+  dm_stats_rec_t r = {e->id, e->device, st, s ? c : DM_REC_NONE, dm_obs_relinked_count(), {0}};
+  if (s) r.s = *s;
+  else r.s.heap_bytes = r.s.mapped_bytes = e->limit.heap_bytes;   /* what was asked for */
+  return r;
+}
+
+/* Read e's counters now; on failure the last known ones, status lost. */
+/* Check mode: say so when blocks were found damaged since the last report. */
+static void report_check(dm_ctxent_t *e, const devmalloc_stats_t *s) {
+  if (s->check_failures <= e->check_reported) return;
+  dm_log(DM_LOG_WARN,
+         "check: context %llu: %llu block(s) written past their end so far (%llu new); the "
+         "first, at 0x%llx, %llu bytes asked: found when a kernel freed it, before this "
+         "point (docs/options.md, DEVMALLOC_CHECK)",
+         e->id, (unsigned long long)s->check_failures,
+         (unsigned long long)(s->check_failures - e->check_reported),
+         (unsigned long long)s->check_first_bad, (unsigned long long)s->check_first_size);
+  e->check_reported = s->check_failures;
+}
+
+static dm_stats_rec_t read_rec(dm_ctxent_t *e, dm_rec_status_t ok_status) {
+  devmalloc_stats_t s;
+  if (!e->lost && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
+    report_check(e, &s);
+    e->last = s;
+    e->has_last = 1;
+    e->released = 0;            /* readable: the context is still there */
+    return record_of(e, &s, ok_status, DM_REC_EXACT);
+  }
+  if (!e->lost && !e->released)
+    dm_log(DM_LOG_INFO, "counters of context %llu can no longer be read: reporting the "
+           "last known ones", e->id);
+  e->lost = 1;
+  return record_of(e, e->has_last ? &e->last : NULL,
+                   e->released ? DM_REC_DESTROYED : DM_REC_LOST, DM_REC_LAST_KNOWN);
+}
+
+static void keep_snapshot(const dm_stats_rec_t *r) {
+  dm_snap_t *n = realloc(g_snaps, (g_nsnaps + 1) * sizeof *n);
+  if (!n) return;
+  g_snaps = n;
+  g_snaps[g_nsnaps++] = *r;
+}
+
+int dm_ctx_sample(CUcontext ctx, dm_stats_rec_t *out) {
+  int rc = -1;
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  if (e && e->heap) {
+    *out = read_rec(e, DM_REC_LIVE);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+void dm_ctx_snapshot(CUcontext ctx) {
+  if (!dm_obs_sampling()) return;
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  if (e && e->heap) {
+    (void)read_rec(e, DM_REC_LIVE);
+    e->released = !e->lost;
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+void dm_ctx_teardown(CUcontext ctx, int alive) {
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  if (e) {
+    if (e->heap && dm_obs_sampling()) {
+      /* alive: read now, then free the heap; gone: its device memory went
+       * with the context, only the last known counters are left */
+      dm_stats_rec_t r =
+          alive ? read_rec(e, DM_REC_DESTROYED)
+                : record_of(e, e->has_last ? &e->last : NULL,
+                            e->lost ? DM_REC_LOST : DM_REC_DESTROYED, DM_REC_LAST_KNOWN);
+      keep_snapshot(&r);
+      dm_trace_record(&r, "destroy");
+    }
+    if (e->heap) {
+      if (alive) {
+        devmalloc_status_t st = dm_heap_ops->destroy(e->heap);
+        dm_log(DM_LOG_INFO, "heap of context %llu destroyed%s", e->id,
+               st == DEVMALLOC_OK ? "" : " (with errors)");
+      } else {
+        dm_log(DM_LOG_INFO, "context %llu is gone; its heap is forgotten", e->id);
+      }
+    }
+    *e = g_ents[--g_n];
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* --- primary contexts ----------------------------------------------------- */
+void dm_ctx_primary_retained(CUdevice dev, CUcontext ctx) {
+  pthread_mutex_lock(&g_lock);
+  size_t i;
+  for (i = 0; i < g_nprim && g_prim[i].dev != dev; i++) {}
+  if (i == g_nprim && g_nprim < sizeof g_prim / sizeof g_prim[0])
+    g_prim[g_nprim++] = (dm_primary_t){dev, ctx, 0};
+  if (i < g_nprim) {
+    g_prim[i].ctx = ctx;
+    g_prim[i].count++;
+  }
+  pthread_mutex_unlock(&g_lock);
+}
+
+CUcontext dm_ctx_primary_of(CUdevice dev) {
+  CUcontext c = NULL;
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_nprim; i++)
+    if (g_prim[i].dev == dev) c = g_prim[i].ctx;
+  pthread_mutex_unlock(&g_lock);
+  return c;
+}
+
+int dm_ctx_primary_released(CUdevice dev) {
+  int left = -1;
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_nprim; i++)
+    if (g_prim[i].dev == dev) {
+      if (g_prim[i].count > 0) g_prim[i].count--;
+      left = g_prim[i].count;
+    }
+  pthread_mutex_unlock(&g_lock);
+  return left;
+}
+
+size_t dm_ctx_count(void) {
+  size_t n = 0;
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_n; i++) n += g_ents[i].heap != NULL;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+void dm_ctx_reset_for_tests(void) {
+  pthread_mutex_lock(&g_lock);
+  for (size_t i = 0; i < g_n; i++)
+    if (g_ents[i].heap) dm_heap_ops->destroy(g_ents[i].heap);
+  g_n = 0;
+  g_nsnaps = 0;
+  g_nprim = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* --- stats at exit ------------------------------------------------------- */
+static void print_text(FILE *f, const dm_stats_rec_t *r) {
+  const devmalloc_stats_t *s = &r->s;
+  const char *state = r->status == DM_REC_DESTROYED ? ", destroyed"
+                      : r->status == DM_REC_LOST    ? ", context lost" : "";
+  if (r->counters == DM_REC_NONE) {
+    fprintf(f, "devmalloc: stats: context %llu (device %d%s): heap %llu MiB, "
+            "no counters could be read\n", r->ctx_id, r->device, state,
+            (unsigned long long)(s->heap_bytes >> 20));
+    return;
+  }
+  fprintf(f,
+          "devmalloc: stats: context %llu (device %d%s%s): heap %llu MiB, allocs %llu, "
+          "frees %llu, failures %llu, peak %llu bytes, large %llu\n",
+          r->ctx_id, r->device, state,
+          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "",
+          (unsigned long long)(s->heap_bytes >> 20),
+          (unsigned long long)s->allocs, (unsigned long long)s->frees,
+          (unsigned long long)s->failures, (unsigned long long)s->peak_bytes,
+          (unsigned long long)s->large_allocs);
+  char title[96];
+  snprintf(title, sizeof title, "devmalloc context %llu (device %d)", r->ctx_id, r->device);
+  dm_heap_ops->stats_print(s, f, title);
+}
+
+/* Write recs in the chosen format to DEVMALLOC_STATS_FILE or the log. */
+static void emit(const dm_stats_rec_t *recs, size_t n, int with_pool) {
+  const dm_options_t *o = dm_options();
+  FILE *f = NULL;
+  if (o->stats_file && !(f = fopen(o->stats_file, "w")))
+    dm_log(DM_LOG_WARN, "warning: cannot write DEVMALLOC_STATS_FILE=%s: stats go to the log",
+           o->stats_file);
+  if (!f) {
+    int fd = dup(dm_log_fd());
+    if (fd < 0 || !(f = fdopen(fd, "a"))) {
+      if (fd >= 0) close(fd);
+      return;
+    }
+  }
+  char line[DM_REC_MAX];
+  if (o->stats == DM_STATS_CSV && dm_rec_csv_header(line, sizeof line) > 0)
+    fprintf(f, "%s\n", line);
+  for (size_t i = 0; i < n; i++) {
+    if (o->stats == DM_STATS_JSON && dm_rec_json(line, sizeof line, &recs[i], "\"record\":\"stats\"") > 0)
+      fprintf(f, "%s\n", line);
+    else if (o->stats == DM_STATS_CSV && dm_rec_csv_row(line, sizeof line, &recs[i]) > 0)
+      fprintf(f, "%s\n", line);
+    else if (o->stats == DM_STATS_TEXT)
+      print_text(f, &recs[i]);
+  }
+  if (!n && o->stats == DM_STATS_TEXT) fprintf(f, "devmalloc: stats: no heap was created\n");
+  fflush(f);
+  if (with_pool && o->stats == DM_STATS_TEXT) dm_pool_ops->print_stats(f);
+  fclose(f);
+}
+
+static void print_all(int with_pool) {
+  pthread_mutex_lock(&g_lock);
+  dm_stats_rec_t *recs = malloc((g_nsnaps + g_n + 1) * sizeof *recs);
+  size_t n = 0;
+  for (size_t i = 0; recs && i < g_nsnaps; i++) recs[n++] = g_snaps[i];
+  for (size_t i = 0; recs && i < g_n; i++) {
+    dm_ctxent_t *e = &g_ents[i];
+    if (!e->heap) continue;
+    CUcontext prev = NULL;
+    int pushed = !e->lost && dm_drv.cuCtxPushCurrent_v2(e->ctx) == CUDA_SUCCESS;
+    recs[n++] = read_rec(e, DM_REC_LIVE);
+    if (pushed) dm_drv.cuCtxPopCurrent_v2(&prev);
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (recs) emit(recs, n, with_pool);
+  free(recs);
+}
+
+void dm_ctx_print_stats(void) { print_all(1); }
+
+static atomic_int g_printed;
+
+static void at_exit_stats(void) {
+  if (atomic_exchange(&g_printed, 1)) return;
+  dm_tls_busy = 1;
+  dm_ctx_print_stats();
+}
+
+/* A CUDA process whose summary was not printed at exit (no heap was created,
+ * or none is alive) still gets it; a process that never used CUDA prints
+ * nothing. */
+__attribute__((destructor)) static void dm_stats_fini(void) {
+  if (!dm_driver_used() || !dm_options()->stats || atomic_load(&g_printed)) return;
+  atomic_store(&g_printed, 1);
+  if (dm_ctx_count() == 0) print_all(0);   /* touches no driver: no live heap */
+}
+
+static pthread_once_t g_stats_once = PTHREAD_ONCE_INIT;
+static void arm(void) { atexit(at_exit_stats); }
+static void arm_stats_once(void) { pthread_once(&g_stats_once, arm); }

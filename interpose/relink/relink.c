@@ -1,0 +1,520 @@
+/*
+ * relink.c — load-time re-link of unmodified modules with devmalloc
+ * (implements relink.h).
+ *
+ * For an image handed to a load call: find its fatbin (through the
+ * registration wrapper if need be), decide from the ELF entries' symbol
+ * tables (or, with no ELF, from the PTX declarations) whether it calls the
+ * stock device allocator and is not linked with devmalloc yet, pick the PTX
+ * entry with the highest arch <= the current device's compute capability,
+ * decompress it, and JIT-link it with devmalloc's PTX (embedded in the shim by
+ * devmalloc_ptx.S). Linked images are kept in the on-disk cache (cache.h).
+ * Every refusal returns 0 with one line in `why`; the original image is then
+ * loaded unchanged, so nothing is lost.
+ *
+ * Options (DEVMALLOC_JIT auto|off|force, DEVMALLOC_CACHE_DIR a path or "off",
+ * DEVMALLOC_VERBOSE) are read once by relink_opts_read() from dm_options()
+ * (options/options.h); messages go through dm_log (options/log.h).
+ * At DEVMALLOC_VERBOSE >= 1 each successful re-link prints one line
+ * ("devmalloc: jit: ..."); refusals are printed by the shim from `why`.
+ * Cache hits and misses go to the event function the shim sets
+ * (dm_relink_set_events), when one is set.
+ *
+ * Errors: relink.h's 1/0 + why. Locking: options, the cache handle and the
+ * hash of devmalloc's PTX are set up once under pthread_once and read-only
+ * afterwards; a re-link holds no lock while it JIT-links.
+ */
+#include "relink.h"
+#include "cache.h"
+#include "image/cubin_elf.h"
+#include "image/decompress.h"
+#include "image/fatbin.h"
+#include "jit_link.h"
+#include "observe/obs_event.h"
+#include "options/log.h"
+#include "options/options.h"
+#include "image/ptx_scan.h"
+#include "image/relink_err.h"
+#include "devmalloc.h"
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* devmalloc's PTX, NUL-terminated (devmalloc_ptx.S). */
+extern const char dm_devmalloc_ptx[];
+extern const char dm_devmalloc_ptx_end[];
+
+enum { JIT_OFF, JIT_AUTO, JIT_FORCE };
+
+typedef struct {
+    int  jit;
+    int  verbose;
+    char cache_dir[PATH_MAX];   /* "" : cache off */
+} relink_opts_t;
+
+static relink_opts_t opts;
+static dm_cache_t *cache;
+static uint8_t dm_ptx_hash[32];
+static size_t dm_ptx_len;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static _Atomic(dm_relink_event_fn) events;
+
+void dm_relink_set_events(dm_relink_event_fn fn) { events = fn; }
+
+static void event(int kind, const char *label)
+{
+    dm_relink_event_fn fn = events;
+    if (fn)
+        fn(kind, label);
+}
+
+
+/* DEVMALLOC_CACHE_DIR: surrounding blanks trimmed; "off" (any case) turns the
+ * cache off; anything else must be an absolute path shorter than PATH_MAX,
+ * or the cache is off with a warning (a relative path would land in the
+ * application's working directory, a cut one in another directory). */
+static void cache_dir_option(const char *d, char *out, size_t outlen)
+{
+    out[0] = 0;
+    while (*d == ' ' || *d == '\t' || *d == '\n' || *d == '\r')
+        d++;
+    size_t n = strlen(d);
+    while (n && (d[n - 1] == ' ' || d[n - 1] == '\t' || d[n - 1] == '\n' || d[n - 1] == '\r'))
+        n--;
+    if (n == 3 && !strncasecmp(d, "off", 3))
+        return;
+    if (!n || d[0] != '/')
+        dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CACHE_DIR=\"%.*s\" is not an absolute path: JIT cache "
+            "disabled", (int)(n < 256 ? n : 256), d);
+    else if (n >= outlen)
+        dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CACHE_DIR is %zu bytes long (limit %zu): JIT cache "
+            "disabled", n, outlen - 1);
+    else {
+        memcpy(out, d, n);
+        out[n] = 0;
+    }
+}
+
+/* The one place options are read. */
+static void relink_opts_read(relink_opts_t *o)
+{
+    const dm_options_t *so = dm_options();
+    o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
+    o->verbose = so->verbose;
+    const char *d = so->cache_dir;
+    o->cache_dir[0] = 0;
+    if (d && *d)
+        cache_dir_option(d, o->cache_dir, sizeof o->cache_dir);
+    else
+        dm_cache_default_dir(o->cache_dir, sizeof o->cache_dir, NULL, 0);
+}
+
+static void relink_init(void)
+{
+    relink_opts_read(&opts);
+    dm_ptx_len = strnlen(dm_devmalloc_ptx, (size_t)(dm_devmalloc_ptx_end - dm_devmalloc_ptx));
+    dm_sha256(dm_devmalloc_ptx, dm_ptx_len, dm_ptx_hash);
+    if (opts.jit != JIT_OFF && opts.cache_dir[0]) {
+        char why[PATH_MAX + 128];
+        if (dm_cache_open(opts.cache_dir, &cache, why, sizeof why) < 0)
+            dm_log(DM_LOG_WARN, "warning: JIT cache disabled: %s", why);
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* What the module says about device malloc, from ELF entries or PTX. */
+typedef struct {
+    int have;            /* 1: some source of truth was read */
+    int uses_stock;
+    int has_devmalloc;
+    const char *source;  /* "ELF symbols" / "PTX declarations" */
+} alloc_use_t;
+
+typedef struct {
+    dm_fb_entry_t ptx;   /* best PTX entry */
+    int have_ptx;
+    unsigned ptx_archs_seen, lowest_ptx_arch;
+    dm_fb_entry_t elf;   /* ELF entry to inspect: device arch, else highest */
+    int have_elf;
+    unsigned nentries;
+} pick_t;
+
+static int pick_entries(const dm_fatbin_t *fb, unsigned cc, pick_t *pk,
+                        char *why, size_t whylen)
+{
+    memset(pk, 0, sizeof *pk);
+    size_t cur = 0;
+    dm_fb_entry_t e;
+    int rc;
+    while ((rc = dm_fatbin_next(fb, &cur, &e, why, whylen)) == 1) {
+        pk->nentries++;
+        if (e.kind == DM_FB_KIND_PTX) {
+            pk->ptx_archs_seen++;
+            if (!pk->lowest_ptx_arch || e.arch < pk->lowest_ptx_arch)
+                pk->lowest_ptx_arch = e.arch;
+            if (e.arch <= cc && (!pk->have_ptx || e.arch > pk->ptx.arch)) {
+                pk->ptx = e;
+                pk->have_ptx = 1;
+            }
+        } else if (e.kind == DM_FB_KIND_ELF) {
+            int better = !pk->have_elf ||
+                         (pk->elf.arch != cc && (e.arch == cc || e.arch > pk->elf.arch));
+            if (better) {
+                pk->elf = e;
+                pk->have_elf = 1;
+            }
+        }
+    }
+    return rc;
+}
+
+static int inspect_elf_entry(const dm_fb_entry_t *e, alloc_use_t *u,
+                             char *why, size_t whylen)
+{
+    unsigned char *img;
+    size_t n;
+    int rc = dm_fb_entry_load(e, &img, &n, why, whylen);
+    if (rc < 0)
+        return rc;
+    dm_cubin_info_t ci;
+    rc = dm_cubin_inspect(img, n, &ci, why, whylen);
+    free(img);
+    if (rc < 0)
+        return rc;
+    u->have = 1;
+    u->uses_stock = dm_cubin_uses_stock_malloc(&ci);
+    u->has_devmalloc = dm_cubin_has_devmalloc(&ci);
+    u->source = "ELF symbols";
+    return 0;
+}
+
+static void use_from_ptx(const char *ptx, size_t n, alloc_use_t *u)
+{
+    dm_ptx_info_t pi;
+    dm_ptx_scan(ptx, n, &pi);
+    if (!u->have) {
+        u->have = 1;
+        u->uses_stock = dm_ptx_uses_stock_malloc(&pi);
+        u->source = "PTX declarations";
+    }
+    u->has_devmalloc |= dm_ptx_has_devmalloc(&pi);
+}
+
+static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t,
+                     dm_cache_key_t *key)
+{
+    dm_cache_keyer_t k;
+    dm_cache_key_init(&k, "devmalloc-jit-v1");
+    dm_cache_key_add_str(&k, DEVMALLOC_VERSION_STRING);
+    dm_cache_key_add(&k, dm_ptx_hash, sizeof dm_ptx_hash);
+    dm_cache_key_add(&k, ptx, n);
+    dm_cache_key_add_u64(&k, (uint64_t)t->cc_major * 10 + (uint64_t)t->cc_minor);
+    dm_cache_key_add_u64(&k, (uint64_t)t->driver_version);
+    dm_cache_key_add_str(&k, t->driver_id);
+    dm_cache_key_add_u64(&k, DM_DEVICE_MAXRREG); /* devmalloc's register cap */
+    dm_cache_key_add_str(&k, "devmalloc-ptx-at-app-target");
+    dm_cache_key_final(&k, key);
+}
+
+/* devmalloc's PTX with its `.target` raised to the application's (arch), or
+ * NULL to use it as built. The linked image takes its PTX version from its
+ * inputs: with devmalloc's (built for the oldest supported target) it reported
+ * a lower one than the application was compiled for, and libraries that check
+ * that version against their compiled architectures (CUB, Thrust) refused
+ * their kernels with cudaErrorInvalidDeviceFunction. *len: its strlen. */
+static char *devmalloc_ptx_for(unsigned arch, size_t *len)
+{
+    const char *t = strstr(dm_devmalloc_ptx, "\n.target sm_");
+    if (!t || arch <= strtoul(t + strlen("\n.target sm_"), NULL, 10) || arch > 999)
+        return NULL;   /* at or below the target it was built for: as built */
+    const char *eol = strchr(t + 1, '\n');
+    if (!eol)
+        return NULL;
+    char line[32];
+    size_t ln = (size_t)snprintf(line, sizeof line, "\n.target sm_%u", arch);
+    size_t head = (size_t)(t - dm_devmalloc_ptx);
+    size_t tail = dm_ptx_len - (size_t)(eol - dm_devmalloc_ptx);
+    char *p = malloc(head + ln + tail + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, dm_devmalloc_ptx, head);
+    memcpy(p + head, line, ln);
+    memcpy(p + head + ln, eol, tail);
+    p[head + ln + tail] = 0;
+    *len = head + ln + tail;
+    return p;
+}
+
+/* Link (or fetch from the cache) ptx + devmalloc's PTX. */
+static int link_or_fetch(const char *label, const char *ptx, size_t n,
+                         unsigned ptx_arch, const dm_jit_target_t *t,
+                         const void **out, size_t *out_size, char *why, size_t whylen)
+{
+    dm_cache_key_t key;
+    make_key(ptx, n, t, &key);
+    double t0 = now_ms();
+    char note[PATH_MAX + 160] = "";
+    if (cache) {
+        void *img;
+        size_t sz;
+        if (dm_cache_get(cache, &key, &img, &sz, note, sizeof note) == 1) {
+            event(DM_OBS_CACHE_HIT, label);
+            if (opts.verbose)
+                dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+                    "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, now_ms() - t0, sz);
+            *out = img;
+            *out_size = sz;
+            return 1;
+        }
+    }
+    if (cache)
+        event(DM_OBS_CACHE_MISS, label);
+    size_t dlen = dm_ptx_len;
+    char *dptx = devmalloc_ptx_for(ptx_arch, &dlen);
+    dm_jit_input_t in[2] = {
+        { "app.ptx", ptx, n, 0 },
+        { "devmalloc.ptx", dptx ? dptx : dm_devmalloc_ptx, dlen, DM_DEVICE_MAXRREG },
+    };
+    void *img;
+    size_t sz;
+    int linked = dm_jit_link_ptx(in, 2, &img, &sz, why, whylen);
+    free(dptx);
+    if (linked < 0)
+        return 0;
+    double jit_ms = now_ms() - t0;
+    const char *cached = "cache off";
+    int show_note = cache && note[0] && strcmp(note, "cache miss") != 0;
+    char cwhy[256] = "";
+    if (cache)
+        cached = dm_cache_put(cache, &key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
+    if (opts.verbose)
+        dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
+            "(JIT link %.1f ms, %zu bytes, %s%s%s)", label, ptx_arch, jit_ms, sz,
+            cached, show_note ? "; " : "", show_note ? note : "");
+    *out = img;
+    *out_size = sz;
+    return 1;
+}
+
+static int relink_ptx_text(const char *label, const char *ptx, size_t n,
+                           unsigned arch, alloc_use_t *u, const dm_jit_target_t *t,
+                           const void **out, size_t *out_size, char *why, size_t whylen)
+{
+    use_from_ptx(ptx, n, u);
+    if (u->has_devmalloc)
+        return dm_fail(0, why, whylen, "%s: already linked with devmalloc", label);
+    if (!u->uses_stock && opts.jit != JIT_FORCE)
+        return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)",
+                       label, u->source);
+    return link_or_fetch(label, ptx, n, arch, t, out, out_size, why, whylen);
+}
+
+static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
+                         const dm_jit_target_t *t, const void **out,
+                         size_t *out_size, char *why, size_t whylen)
+{
+    unsigned cc = (unsigned)(t->cc_major * 10 + t->cc_minor);
+    pick_t pk;
+    char ewhy[200];
+    if (pick_entries(fb, cc, &pk, ewhy, sizeof ewhy) < 0)
+        return dm_fail(0, why, whylen, "%s: corrupt fatbin: %s", label, ewhy);
+    alloc_use_t u = { 0 };
+    if (pk.have_elf && inspect_elf_entry(&pk.elf, &u, ewhy, sizeof ewhy) < 0)
+        return dm_fail(0, why, whylen, "%s: sm_%u ELF unreadable: %s", label, pk.elf.arch, ewhy);
+    if (u.have && u.has_devmalloc)
+        return dm_fail(0, why, whylen, "%s: already linked with devmalloc", label);
+    if (u.have && !u.uses_stock && opts.jit != JIT_FORCE)
+        return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)",
+                       label, u.source);
+    if (!pk.have_ptx) {
+        if (pk.ptx_archs_seen)
+            return dm_fail(0, why, whylen, "%s: no PTX for sm_%u (lowest is compute_%u)",
+                           label, cc, pk.lowest_ptx_arch);
+        return dm_fail(0, why, whylen, "%s: no PTX in the fatbin (SASS only cannot be re-linked)",
+                       label);
+    }
+    unsigned char *ptx;
+    size_t n;
+    if (dm_fb_entry_load(&pk.ptx, &ptx, &n, ewhy, sizeof ewhy) < 0)
+        return dm_fail(0, why, whylen, "%s: compute_%u PTX: %s", label, pk.ptx.arch, ewhy);
+    int r = relink_ptx_text(label, (const char *)ptx, n, pk.ptx.arch, &u, t, out,
+                            out_size, why, whylen);
+    free(ptx);
+    return r;
+}
+
+/* Re-link an image for the current context's device. CUDA 12+ runtimes load
+ * their libraries before any context exists (context-independent loading):
+ * the target is then device 0, and only an actual link (a cache miss of a
+ * module that calls malloc) runs in its primary context (jit_link.c). */
+static int relink_buffer(const void *image, size_t len, const char *label,
+                         const void **out, size_t *out_size, char *why, size_t whylen)
+{
+    pthread_once(&once, relink_init);
+    if (opts.jit == JIT_OFF)
+        return dm_fail(0, why, whylen, "%s: DEVMALLOC_JIT=off", label);
+    if (!image)
+        return dm_fail(0, why, whylen, "%s: no image", label);
+    dm_image_kind_t kind = dm_image_kind(image, len ? len : 4);
+    if (kind == DM_IMG_UNKNOWN)
+        return dm_fail(0, why, whylen, "%s: unknown image format", label);
+
+    char ewhy[200];
+    if (kind == DM_IMG_ELF) {
+        size_t n = len;
+        dm_cubin_info_t ci;
+        if ((!n && dm_elf_image_size(image, DM_IMAGE_MAX, &n, ewhy, sizeof ewhy) < 0) ||
+            dm_cubin_inspect(image, n, &ci, ewhy, sizeof ewhy) < 0)
+            return dm_fail(0, why, whylen, "%s: cubin unreadable: %s", label, ewhy);
+        if (dm_cubin_has_devmalloc(&ci))
+            return dm_fail(0, why, whylen, "%s: already linked with devmalloc", label);
+        if (!dm_cubin_uses_stock_malloc(&ci))
+            return dm_fail(0, why, whylen, "%s: cubin does not call device malloc/free", label);
+        return dm_fail(0, why, whylen, "%s: sm_%u cubin calls stock malloc but carries no PTX "
+                       "(SASS cannot be re-linked)", label, ci.sm);
+    }
+
+    dm_jit_target_t t;
+    if (dm_jit_target(&t, ewhy, sizeof ewhy) < 0)
+        return dm_fail(0, why, whylen, "%s: %s", label, ewhy);
+
+    if (kind == DM_IMG_PTX) {
+        const char *p = image;
+        size_t n = len ? strnlen(p, len) : strnlen(p, DM_IMAGE_MAX);
+        alloc_use_t u = { 0 };
+        dm_ptx_info_t pi;
+        dm_ptx_scan(p, n, &pi);
+        if (pi.target_sm > (unsigned)(t.cc_major * 10 + t.cc_minor))
+            return dm_fail(0, why, whylen, "%s: PTX targets sm_%u, device is sm_%d%d", label,
+                           pi.target_sm, t.cc_major, t.cc_minor);
+        char *ended = NULL;   /* the linker is given the text with its NUL */
+        if (len && n == len) {
+            if (!(ended = malloc(n + 1)))
+                return dm_fail(0, why, whylen, "%s: out of memory", label);
+            memcpy(ended, p, n);
+            ended[n] = 0;
+            p = ended;
+        }
+        int r = relink_ptx_text(label, p, n, pi.target_sm, &u, &t, out, out_size, why, whylen);
+        free(ended);
+        return r;
+    }
+
+    dm_fatbin_t fb;
+    int rc;
+    if (kind == DM_IMG_WRAPPER) {
+        if (len)   /* a wrapper from a file makes no sense: its pointer is not ours */
+            return dm_fail(0, why, whylen, "%s: registration wrapper outside a process image", label);
+        rc = dm_fatbin_from_wrapper(image, &fb, ewhy, sizeof ewhy);
+    } else if (len) {
+        rc = dm_fatbin_open(image, len, &fb, ewhy, sizeof ewhy);
+    } else {
+        uint64_t body;
+        uint16_t hs;
+        memcpy(&hs, (const char *)image + 6, 2);
+        memcpy(&body, (const char *)image + 8, 8);
+        rc = body > DM_IMAGE_MAX ? -EINVAL
+                                 : dm_fatbin_open(image, hs + (size_t)body, &fb, ewhy, sizeof ewhy);
+        if (body > DM_IMAGE_MAX)
+            snprintf(ewhy, sizeof ewhy, "fatbin size %llu implausible", (unsigned long long)body);
+    }
+    if (rc < 0)
+        return dm_fail(0, why, whylen, "%s: corrupt fatbin: %s", label, ewhy);
+    return relink_fatbin(label, &fb, &t, out, out_size, why, whylen);
+}
+
+int dm_relink_image(const void *image, const void **out, size_t *out_size,
+                    char *why, size_t whylen)
+{
+    char label[48];
+    snprintf(label, sizeof label, "module %p", image);
+    return relink_buffer(image, 0, label, out, out_size, why, whylen);
+}
+
+int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
+                    size_t *out_size, char *why, size_t whylen)
+{
+    char label[48];
+    snprintf(label, sizeof label, "module %p", image);
+    if (!body || !len)
+        return dm_fail(0, why, whylen, "%s: no image", label);
+    return relink_buffer(body, len, label, out, out_size, why, whylen);
+}
+
+/* Read all of a module file into a NUL-terminated buffer: regular files only
+ * (opened O_NONBLOCK, so a FIFO cannot block us), at most DM_IMAGE_MAX bytes,
+ * and nothing past the first bytes when they are no image format. */
+static char *read_module_file(const char *path, size_t *len, char *why, size_t whylen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    char *buf = NULL;
+    if (fd < 0) {
+        dm_fail(0, why, whylen, "%s: cannot open", path);
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        dm_fail(0, why, whylen, "%s: not a regular file", path);
+    } else if ((uint64_t)st.st_size > DM_IMAGE_MAX) {
+        dm_fail(0, why, whylen, "%s: %lld bytes exceed the image limit %zu", path,
+                (long long)st.st_size, (size_t)DM_IMAGE_MAX);
+    } else if (!(buf = malloc((size_t)st.st_size + 1))) {
+        dm_fail(0, why, whylen, "%s: out of memory", path);
+    } else {
+        size_t want = (size_t)st.st_size, n = 0;
+        while (n < want) {
+            ssize_t r = read(fd, buf + n, want - n);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                break;
+            n += (size_t)r;
+            if (n >= 4 && dm_image_kind(buf, n) == DM_IMG_UNKNOWN)
+                break;   /* no image: read no further */
+        }
+        int known = dm_image_kind(buf, n) != DM_IMG_UNKNOWN;
+        if (n < want || !known) {
+            dm_fail(0, why, whylen, known ? "%s: cannot read" : "%s: unknown image format", path);
+            free(buf);
+            buf = NULL;
+        } else {
+            buf[n] = 0;   /* PTX files: text must end */
+            *len = n;
+        }
+    }
+    close(fd);
+    return buf;
+}
+
+int dm_relink_file(const char *path, const void **out, size_t *out_size,
+                   char *why, size_t whylen)
+{
+    size_t n = 0;
+    char *buf = read_module_file(path, &n, why, whylen);
+    if (!buf)
+        return 0;
+    int r = relink_buffer(buf, n, path, out, out_size, why, whylen);
+    free(buf);
+    return r;
+}
+
+void dm_relink_free(const void *image)
+{
+    free((void *)image);
+}
