@@ -9,7 +9,9 @@
  * Output: CSV rows on stdout:
  *   variant,workload,size,threads,kernel,ms,mops,failures,note
  * Mop/s counts the operations of the threads that took part (allocating
- * threads for alloc/pair, freeing threads for free).
+ * threads for alloc/pair, freeing threads for free). --variant-name NAME
+ * relabels the first column (e.g. "shim": the stock binary under the
+ * LD_PRELOAD shim, or "devmalloc@64M").
  */
 #include <algorithm>
 #include <cstdint>
@@ -43,6 +45,7 @@ struct opts_t {
   double max_seconds = 4.0; /* per kernel: fewer threads beyond this (noted) */
   std::string workloads = "sizes,scaling,mixed,divergent,churn,graph,util,init";
   std::vector<size_t> sizes;
+  std::vector<size_t> size_threads; /* per --sizes entry: SIZE:THREADS, 0 = not given */
   bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
 };
 static opts_t O;
@@ -264,13 +267,20 @@ static size_t threads_for(size_t size, size_t want) {
   size_t lim = O.heap / 2 / size;
   return std::max<size_t>(32, std::min(want, lim));
 }
+/* The thread count of --sizes entry i: SIZE:THREADS as given (whether or not
+ * it fits: failures are counted), else --threads capped to half the heap. */
+static size_t entry_threads(size_t i, size_t size) {
+  return O.size_threads[i] ? O.size_threads[i] : threads_for(size, O.threads);
+}
 
 static void wl_sizes() {
-  std::vector<size_t> sizes = O.sizes;
-  if (sizes.empty()) {
-    for (size_t s = 16; s <= (1u << 20); s *= 2) sizes.push_back(s);
-    for (size_t s : {24, 100, 3000, 5000}) sizes.push_back(s);
+  if (!O.sizes.empty()) {
+    for (size_t i = 0; i < O.sizes.size(); i++) run_size("sizes", O.sizes[i], entry_threads(i, O.sizes[i]));
+    return;
   }
+  std::vector<size_t> sizes;
+  for (size_t s = 16; s <= (1u << 20); s *= 2) sizes.push_back(s);
+  for (size_t s : {24, 100, 3000, 5000}) sizes.push_back(s);
   for (size_t s : sizes) run_size("sizes", s, threads_for(s, O.threads));
 }
 
@@ -350,6 +360,49 @@ static void wl_graph() {
   row("graph", 4, n, "grow-by-doubling", median(t), ops, fails, note[0] ? note : "ops = malloc+free pairs");
 }
 
+/* First pass: the first alloc kernel of mixed sizes 16..4096 (no --sizes) or
+ * of each --sizes entry, on a heap nothing has allocated from: firstpass
+ * runs alone, right after the heap set-up (main skips its first-malloc
+ * kernel), so for the first entry no class has a chunk yet. A launch with no
+ * allocating thread loads the kernel first (lazy module loading is not the
+ * allocator's cost). Then the blocks are freed and --reps more passes run
+ * (each freed). Rows: alloc-first (that first kernel) and alloc-steady (the
+ * median of the passes after it); same threads as the mixed and sizes rows. */
+static void wl_firstpass() {
+  std::vector<size_t> sizes = O.sizes.empty() ? std::vector<size_t>{0} : O.sizes;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    size_t s = sizes[i];
+    size_t n = O.sizes.empty() ? threads_for(4096, O.threads) : entry_threads(i, s);
+    void **p = ptrs(n);
+    auto alloc = [&](size_t m, uint32_t seed) {
+      unsigned g = m ? blocks(m) : 1;
+      if (s) k_alloc<<<g, 256>>>(p, m, s);
+      else k_alloc_mixed<<<g, 256>>>(p, m, seed);
+    };
+    alloc(0, 0);
+    CK(cudaDeviceSynchronize());
+    std::vector<float> t;
+    unsigned long long first_fails = 0, fails = 0;
+    for (int r = 0; r <= O.reps; r++) {
+      t.push_back(timed([&] { alloc(n, 1234u + r); }));
+      zero_ctrs();
+      k_count_null<<<blocks(n), 256>>>(p, n, dctr);
+      unsigned long long f = read_ctr(0);
+      if (r == 0) first_fails = f;
+      else fails = std::max(fails, f);
+      k_free<<<blocks(n), 256>>>(p, n);
+      CK(cudaDeviceSynchronize());
+      if (t.back() > O.max_seconds * 1000) break;
+    }
+    row("firstpass", s, n, "alloc-first", t[0], (double)(n - first_fails), first_fails);
+    t.erase(t.begin());
+    if (t.empty())
+      row("firstpass", s, n, "alloc-steady", 0, 0, 0, "not run: the first pass passed the time cap");
+    else
+      row("firstpass", s, n, "alloc-steady", median(t), (double)(n - fails), fails);
+  }
+}
+
 /* Fill the heap with one size until NULL; utilization = bytes granted / heap. */
 static void wl_util() {
   std::vector<size_t> sizes;
@@ -386,10 +439,15 @@ static void wl_util() {
 static void usage() {
   fprintf(stderr,
           "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
-          "                [--workloads list] [--sizes s1,s2,...] [--shim-heap]\n"
+          "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
+          "                [--variant-name NAME]\n"
           "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
           "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
-          "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init\n");
+          "--sizes 1K:32K: 1 KiB with 32768 threads as given (default: --threads, at\n"
+          "             most half the heap)\n"
+          "--variant-name NAME: the label of the first CSV column (default stock/devmalloc)\n"
+          "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init; or firstpass\n"
+          "           alone (the first alloc kernel on a fresh heap vs the next passes)\n");
   exit(2);
 }
 
@@ -413,23 +471,32 @@ int main(int argc, char **argv) {
     else if (a == "--max-seconds") O.max_seconds = atof(next());
     else if (a == "--workloads") O.workloads = next();
     else if (a == "--shim-heap") O.shim_heap = true;
+    else if (a == "--variant-name") variant = next();
     else if (a == "--sizes") {
       std::string l = next();
       for (size_t p = 0; p < l.size();) {
         size_t q = l.find(',', p);
-        O.sizes.push_back(parse_bytes(l.substr(p, q - p).c_str()));
+        std::string e = l.substr(p, q == std::string::npos ? q : q - p);
+        size_t c = e.find(':');
+        O.sizes.push_back(parse_bytes(e.substr(0, c).c_str()));
+        O.size_threads.push_back(c == std::string::npos ? 0 : parse_bytes(e.substr(c + 1).c_str()));
         p = q == std::string::npos ? l.size() : q + 1;
       }
     } else usage();
   }
   if (O.reps < 1) O.reps = 1;
+  auto has = [](const char *w) { return ("," + O.workloads + ",").find("," + std::string(w) + ",") != std::string::npos; };
+  bool firstpass = has("firstpass");
+  if (firstpass && O.workloads != "firstpass") {
+    fprintf(stderr, "ab_bench: firstpass runs alone (it needs a heap nothing has allocated from)\n");
+    return 2;
+  }
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     fprintf(stderr, "ab_bench: no CUDA GPU found: the A/B benchmark needs one\n");
     return 2;
   }
   CK(cudaFree(0));
-  auto has = [](const char *w) { return ("," + O.workloads + ",").find("," + std::string(w) + ",") != std::string::npos; };
   cudaEventCreate(&ev0);
   cudaEventCreate(&ev1);
   CK(cudaMalloc(&dctr, 4 * sizeof *dctr));
@@ -444,7 +511,8 @@ int main(int argc, char **argv) {
 #endif
   });
   if (has("init")) row("init", O.heap, 0, "heap-setup", init_ms, 0, 0);
-  {
+  if (firstpass) wl_firstpass();
+  else {
     /* first launch that uses malloc (stock creates its heap here) */
     void **p = ptrs(1024);
     float ms = timed([&] { k_alloc<<<4, 256>>>(p, 1024, 16); });

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """bench/report.py — merge stock.csv and devmalloc.csv of one A/B run into
-summary.csv, plots (PNG, when matplotlib is there) and a table printed last."""
+summary.csv, plots (PNG, when matplotlib is there) and a table printed last;
+then the targets: against the reference (an H200 only), and those measured by
+their own phases (smallheap.csv, firstpass.csv, shim.csv; "not run" where a
+file is missing)."""
 import csv, os, sys
 
 out = sys.argv[1]
@@ -101,6 +104,9 @@ def load_reference(path):
     with open(path) as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
+def util_pct(r):
+    return float(r["note"].split()[1].rstrip("%"))
+
 def reference_rows(ref, dm_rows):
     """(label, devmalloc now, peer, ratio, target, verdict) for each reference row found."""
     out = []
@@ -110,7 +116,7 @@ def reference_rows(ref, dm_rows):
             continue
         d = dm_rows[key]
         if r["workload"] == "util":
-            now = float(d["note"].split()[1].rstrip("%"))
+            now = util_pct(d)
             target, ok = ">= 90%", now >= 90.0
         else:
             now = float(d["mops"])
@@ -123,19 +129,152 @@ def reference_rows(ref, dm_rows):
         out.append((f"{r['workload']} {fmt_size(r['size'])} {r['kernel']}", now, peer,
                     now / peer if peer > 0 else float("inf"), target,
                     "met" if ok else ("missed" if ok is not None else "-")))
+    mixed = dm_rows.get(("util", "0", "fill-until-NULL"))  # no peer figure: the target alone
+    now = util_pct(mixed) if mixed else None
+    out.append(("util mixed fill-until-NULL", now, None, None, ">= 85%",
+                "not run" if now is None else ("met" if now >= 85.0 else "missed")))
     return out
+
+def num(x, width, unit=""):
+    return f"{x:>{width - len(unit)}.2f}{unit}" if x is not None else f"{'-':>{width}}"
 
 if "H200" in gpu:
     rows = reference_rows(load_reference(REF), dm)
     print(f"\nAgainst the reference (Gallatin @1aa70ad, H200, independent harness, 2026-11-23):")
     print(f"{'row':<28} {'devmalloc':>10} {'peer':>10} {'dm/peer':>8}  {'target':<22} verdict")
     for label, now, peer, ratio, target, verdict in rows:
-        print(f"{label:<28} {now:>10.2f} {peer:>10.2f} {ratio:>7.2f}x  {target:<22} {verdict}")
-    missed = sum(1 for r in rows if r[5] == "missed")
-    print(f"targets: {sum(1 for r in rows if r[5] == 'met')} met, {missed} missed")
+        print(f"{label:<28} {num(now, 10)} {num(peer, 10)} {num(ratio, 8, 'x')}  {target:<22} {verdict}")
+    count = lambda v: sum(1 for r in rows if r[5] == v)
+    print(f"targets: {count('met')} met, {count('missed')} missed"
+          + (f", {count('not run')} not run" if count("not run") else ""))
 else:
     print(f"\nThe reference figures (bench/reference_h200.csv) were taken on an H200; this GPU is "
           f"{gpu or 'unknown'}, so they do not apply: compare the ratios to stock above.")
 for r in summary:  # no row below 10x stock at any size (alloc, free, pair)
     if r["workload"] == "sizes" and r["ratio"] < 10:
         print(f"below 10x stock: {fmt_size(r['size'])} {r['kernel']} ({r['ratio']:.1f}x)")
+
+# ---- targets measured by their own phases (bench/run.sh): devmalloc against
+# itself, so on any GPU. Each phase's CSV may be missing (--quick, a run cut
+# short, --workloads without "targets"): its targets then say "not run".
+verdicts = []
+
+def verdict(ok):
+    v = "not run" if ok is None else ("met" if ok else "missed")
+    verdicts.append(v)
+    return v
+
+def not_run(what, name):
+    print(f"{what}: {verdict(None)} (no {name}.csv: a run cut short, --quick, or --workloads without 'targets')")
+
+def asked(r):
+    """the thread count a row was asked for (the time cap may have reduced it)"""
+    n = r["note"]
+    return n.split()[-1] if n.startswith("threads reduced from") else r["threads"]
+
+def load_phase(name):
+    """rows of DIR/name.csv keyed by (variant, workload, size, asked threads, kernel); None: not run"""
+    path = os.path.join(out, name + ".csv")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return {(r["variant"], r["workload"], r["size"], asked(r), r["kernel"]): r for r in csv.DictReader(f)}
+
+def section(what, name, *title):
+    """print a section's title; its phase's rows, or None after a "not run" line"""
+    print("\n" + "\n".join(title))
+    rows = load_phase(name)
+    if rows is None:
+        not_run(what, name)
+    return rows
+
+def ns_per_call(r):
+    return float(r["ms"]) * 1e6 / int(r["threads"])
+
+SMALL, LARGE, SMALL_STOCK = "devmalloc@64M", "devmalloc@4G", "stock@64M"
+sh = section("small heap", "smallheap",
+             "Small heap: devmalloc in a 64 MiB heap vs the same kernels and threads in a 4 GiB heap",
+             "(Mop/s; target: >= 0.5x the 4 GiB figure for every workload that fits in 64 MiB)")
+if sh is not None:
+    print(f"{'size':>8} {'kernel':<6} {'threads':>8} {'4 GiB':>10} {'64 MiB':>10} {'64M/4G':>7} {'stock 64M':>10}  verdict")
+    groups = sorted({(int(k[2]), int(k[3])) for k in sh if k[0] == SMALL and k[1] == "sizes"})
+    if not groups:
+        print(f"small heap: {verdict(None)} (no {SMALL} rows in smallheap.csv: the phase failed)")
+    for size, thr in groups:
+        get = lambda v, kern: sh.get((v, "sizes", str(size), str(thr), kern))
+        fails = sum(int(r["failures"]) for r in (get(SMALL, k) for k in ("alloc", "pair")) if r)
+        if fails:
+            print(f"{fmt_size(size):>8} {'':<6} {thr:>8}  does not fit in 64 MiB ({fails} failed requests): not judged")
+            continue
+        for kern in ("alloc", "free", "pair"):
+            r, big, st = get(SMALL, kern), get(LARGE, kern), get(SMALL_STOCK, kern)
+            mo = lambda x: float(x["mops"]) if x else None
+            ratio = mo(r) / mo(big) if r and big and mo(big) > 0 else None
+            v = verdict(None if ratio is None else ratio >= 0.5)
+            print(f"{fmt_size(size):>8} {kern:<6} {thr:>8} {num(mo(big), 10)} {num(mo(r), 10)} "
+                  f"{num(ratio, 7, 'x')} {num(mo(st), 10)}  {v}")
+
+FAIL_SIZE = 65536
+if section("failing requests", "smallheap",
+           f"Failing requests: 64 MiB heap, {fmt_size(FAIL_SIZE)} alloc kernels (ns per call = kernel time / threads;",
+           "target: the kernel whose requests fail is no slower per call than one whose requests succeed)") is not None:
+    al = [r for k, r in sh.items() if k[0] == SMALL and k[1] == "sizes" and k[2] == str(FAIL_SIZE) and k[4] == "alloc"]
+    thr = lambda r: int(r["threads"])
+    failing = max((r for r in al if int(r["failures"]) > thr(r) // 2), key=thr, default=None)
+    ok = max((r for r in al if int(r["failures"]) == 0), key=thr, default=None)
+    for what, r in (("failing", failing), ("succeeding", ok)):
+        if r:
+            print(f"  {what:<10} {thr(r):>8} threads, {r['failures']:>8} failed: {ns_per_call(r):8.2f} ns/call")
+    same = failing and sh.get((LARGE, "sizes", str(FAIL_SIZE), asked(failing), "alloc"))
+    if same and int(same["failures"]) == 0:
+        print(f"  (the failing kernel's {thr(same)} threads in the 4 GiB heap, all succeeding: "
+              f"{ns_per_call(same):.2f} ns/call; not judged)")
+    if failing and ok:
+        q = ns_per_call(failing) / ns_per_call(ok)
+        print(f"failing requests: {verdict(q <= 1.0)} (failing / succeeding per call {q:.2f}x)")
+    else:
+        print(f"failing requests: {verdict(None)} (no {'failing' if not failing else 'succeeding'} "
+              f"{fmt_size(FAIL_SIZE)} alloc row in the 64 MiB heap)")
+
+fp = section("first pass", "firstpass",
+             "First pass: the first alloc kernel on a fresh heap vs the median of the passes after it",
+             "(ms; target: first <= 2x steady)")
+if fp is not None:
+    print(f"{'size':>8} {'threads':>8} {'first':>10} {'steady':>10} {'first/steady':>13}  verdict")
+    firsts = [(k, r) for k, r in fp.items() if k[4] == "alloc-first"]
+    if not firsts:
+        print(f"first pass: {verdict(None)} (no alloc-first rows in firstpass.csv: the phase failed)")
+    for k, r in firsts:
+        st = fp.get(k[:4] + ("alloc-steady",))
+        first, steady = float(r["ms"]), (float(st["ms"]) if st else 0.0)
+        q = first / steady if steady > 0 else None
+        v = verdict(None if q is None else q <= 2.0)
+        print(f"{fmt_size(k[2]):>8} {r['threads']:>8} {num(first, 10)} {num(steady if q else None, 10)} "
+              f"{num(q, 13, 'x')}  {v}")
+
+sm = section("shim", "shim",
+             "Shim: the unmodified stock binary under LD_PRELOAD vs the same source relinked, same rows",
+             "(Mop/s; init: heap set-up + first malloc kernel, ms; target: >= 0.9x the relinked throughput,",
+             "init time <= 1.1x the relinked)")
+if sm is not None:
+    rel = {(k[1], k[2], k[4]): r for k, r in sm.items() if k[0] == "relinked"}
+    shim = {(k[1], k[2], k[4]): r for k, r in sm.items() if k[0] == "shim"}
+    print(f"{'row':<34} {'relinked':>10} {'shim':>10} {'shim/rel':>9}  verdict")
+    init = lambda d: [r for k, r in d.items() if k[0] == "init"]
+    for kern in ("heap-setup", "first-malloc-kernel"):
+        a, b = (next((float(r["ms"]) for r in init(d) if r["kernel"] == kern), None) for d in (rel, shim))
+        print(f"{'init ' + kern:<34} {num(a, 10, 'ms')} {num(b, 10, 'ms')} {'':>9}  (in the total below)")
+    a, b = (sum(float(r["ms"]) for r in init(d)) if len(init(d)) == 2 else None for d in (rel, shim))
+    q = b / a if a and b is not None else None
+    print(f"{'init total (time)':<34} {num(a, 10, 'ms')} {num(b, 10, 'ms')} {num(q, 9, 'x')}  "
+          f"{verdict(None if q is None else q <= 1.1)}")
+    for k, r in rel.items():
+        if k[0] == "init":
+            continue
+        s_ = shim.get(k)
+        q = float(s_["mops"]) / float(r["mops"]) if s_ and float(r["mops"]) > 0 else None
+        print(f"{k[0] + ' ' + fmt_size(k[1]) + ' ' + k[2]:<34} {float(r['mops']):>10.2f} "
+              f"{num(float(s_['mops']) if s_ else None, 10)} {num(q, 9, 'x')}  {verdict(None if q is None else q >= 0.9)}")
+
+print(f"\nsmall heap, failing requests, first pass, shim: {verdicts.count('met')} met, "
+      f"{verdicts.count('missed')} missed, {verdicts.count('not run')} not run")

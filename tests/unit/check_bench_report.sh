@@ -1,22 +1,84 @@
 #!/usr/bin/env bash
 # check_bench_report.sh — bench/report.py against a made-up run: on an H200 it
 # compares with bench/reference_h200.csv and says met/missed per row; on
-# another GPU it says the reference does not apply.
+# another GPU it says the reference does not apply. The targets of their own
+# phases (small heap, failing requests, first pass, shim) are judged from
+# made-up smallheap.csv, firstpass.csv and shim.csv, met and missed cases;
+# without those files they say "not run".
 set -u
 d=$(mktemp -d); trap 'rm -rf "$d"' EXIT
 h="variant,workload,size,threads,kernel,ms,mops,failures,note"
 { echo "$h"; echo "stock,sizes,16,1048576,alloc,300,3.5,0,"; echo "stock,sizes,64,1048576,free,100,8.0,0,"
-  echo "stock,util,16,1,fill-until-NULL,1,0,0,util 17.0%"; } >"$d/stock.csv"
+  echo "stock,util,16,1,fill-until-NULL,1,0,0,util 17.0%"; echo "stock,util,0,1,fill-until-NULL,1,0,0,util 73.8%"; } >"$d/stock.csv"
 { echo "$h"; echo "devmalloc,sizes,16,1048576,alloc,0.1,9000,0,"; echo "devmalloc,sizes,64,1048576,free,0.2,5000,0,"
-  echo "devmalloc,util,16,1,fill-until-NULL,1,0,0,util 99.0%"; } >"$d/devmalloc.csv"
+  echo "devmalloc,util,16,1,fill-until-NULL,1,0,0,util 99.0%"; echo "devmalloc,util,0,1,fill-until-NULL,1,0,0,util 75.2%"; } >"$d/devmalloc.csv"
+# small heap: 16 B alloc 0.62x and free 0.90x (met), pair 0.38x (missed); 64 KiB x 512 fits,
+# 64 KiB x 32768 does not (its alloc: 0.31 ns/call failing vs 39.06 succeeding: met)
+{ echo "$h"
+  echo "devmalloc@64M,sizes,16,1048576,alloc,0.2,5000,0,"; echo "devmalloc@64M,sizes,16,1048576,free,0.1,9000,0,"
+  echo "devmalloc@64M,sizes,16,1048576,pair,0.3,3000,0,"
+  echo "devmalloc@64M,sizes,65536,512,alloc,0.02,25.6,0,"; echo "devmalloc@64M,sizes,65536,512,free,0.01,51.2,0,"
+  echo "devmalloc@64M,sizes,65536,512,pair,0.02,25.6,0,"
+  echo "devmalloc@64M,sizes,65536,32768,alloc,0.01,102.4,31744,"; echo "devmalloc@64M,sizes,65536,32768,free,0.01,102.4,0,"
+  echo "devmalloc@64M,sizes,65536,32768,pair,0.05,600,2000,"
+  echo "devmalloc@4G,sizes,16,1048576,alloc,0.12,8000,0,"; echo "devmalloc@4G,sizes,16,1048576,free,0.09,10000,0,"
+  echo "devmalloc@4G,sizes,16,1048576,pair,0.13,8000,0,"
+  echo "devmalloc@4G,sizes,65536,512,alloc,0.02,30,0,"; echo "devmalloc@4G,sizes,65536,512,free,0.01,50,0,"
+  echo "devmalloc@4G,sizes,65536,512,pair,0.02,25,0,"
+  echo "devmalloc@4G,sizes,65536,32768,alloc,0.8,40,0,"
+  echo "stock@64M,sizes,16,262144,alloc,300,1.2,0,threads reduced from 1048576"; } >"$d/smallheap.csv"
+# first pass: mixed 80 ms vs 29 (missed), 1 KiB 1.2 vs 0.8 (met)
+{ echo "$h"
+  echo "devmalloc,firstpass,0,524288,alloc-first,80,6.5,0,"; echo "devmalloc,firstpass,0,524288,alloc-steady,29,18,0,"
+  echo "devmalloc,firstpass,1024,1048576,alloc-first,1.2,870,0,"; echo "devmalloc,firstpass,1024,1048576,alloc-steady,0.8,1300,0,"
+} >"$d/firstpass.csv"
+# shim: init 8.4 vs 9.0 ms (met), 16 B alloc 0.95x (met), 1 KiB pair 0.5x (missed)
+{ echo "$h"
+  echo "relinked,init,4294967296,0,heap-setup,3.5,0,0,"; echo "relinked,init,4294967296,1024,first-malloc-kernel,4.9,0.2,0,"
+  echo "relinked,sizes,16,1048576,alloc,0.12,8700,0,"; echo "relinked,sizes,1024,1048576,pair,1.7,600,0,"
+  echo "shim,init,4294967296,0,heap-setup,0.01,0,0,"; echo "shim,init,4294967296,1024,first-malloc-kernel,8.99,0.1,0,"
+  echo "shim,sizes,16,1048576,alloc,0.13,8265,0,"; echo "shim,sizes,1024,1048576,pair,3.4,300,0,"
+} >"$d/shim.csv"
 fail=0
+t() { grep -Eq -- "$1" <<<"$out" || { echo "FAIL: $2"; fail=1; }; }
 out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
-grep -Eq "sizes 16 B alloc +9000.00 +4791.00 .* met" <<<"$out" || { echo "FAIL: 16 B alloc not met"; fail=1; }
-grep -Eq "sizes 64 B free +5000.00 +22444.00 .* missed" <<<"$out" || { echo "FAIL: 64 B free not missed"; fail=1; }
-grep -Eq "util 16 B fill-until-NULL +99.00 .* met" <<<"$out" || { echo "FAIL: utilization row"; fail=1; }
-grep -q "targets: 2 met, 1 missed" <<<"$out" || { echo "FAIL: target count"; fail=1; }
+t "sizes 16 B alloc +9000.00 +4791.00 .* met" "16 B alloc not met"
+t "sizes 64 B free +5000.00 +22444.00 .* missed" "64 B free not missed"
+t "util 16 B fill-until-NULL +99.00 .* met" "utilization row"
+t "util mixed fill-until-NULL +75.20 +- +- +>= 85% +missed" "mixed utilization not missed"
+t "targets: 2 met, 2 missed$" "target count"
 grep -q "below 10x stock" <<<"$out" && { echo "FAIL: a row above 10x stock reported below"; fail=1; }
+t "^ +16 B alloc +1048576 +8000.00 +5000.00 +0.62x +1.20  met" "small heap 16 B alloc not met"
+t "^ +16 B free .* 0.90x .* met" "small heap 16 B free not met"
+t "^ +16 B pair .* 0.38x .* missed" "small heap 16 B pair not missed"
+t "^ +64 KiB alloc +512 .* 0.85x .* met" "small heap 64 KiB x 512 not judged"
+t "64 KiB +32768  does not fit in 64 MiB \(33744 failed requests\): not judged" "64 KiB x 32768 judged"
+t "failing +32768 threads, +31744 failed: +0.31 ns/call" "failing kernel's ns/call"
+t "succeeding +512 threads, +0 failed: +39.06 ns/call" "succeeding kernel's ns/call"
+t "4 GiB heap, all succeeding: 24.41 ns/call" "the 4 GiB reference of the failing kernel"
+t "failing requests: met \(failing / succeeding per call 0.01x\)" "failing requests not met"
+t "mixed +524288 +80.00 +29.00 +2.76x  missed" "first pass mixed not missed"
+t "1 KiB +1048576 +1.20 +0.80 +1.50x  met" "first pass 1 KiB not met"
+t "init heap-setup +3.50ms +0.01ms" "shim init heap-setup row"
+t "init total \(time\) +8.40ms +9.00ms +1.07x  met" "shim init total not met"
+t "sizes 16 B alloc +8700.00 +8265.00 +0.95x  met" "shim 16 B alloc not met"
+t "sizes 1 KiB pair +600.00 +300.00 +0.50x  missed" "shim 1 KiB pair not missed"
+t "small heap, failing requests, first pass, shim: 9 met, 3 missed, 0 not run" "own-phase target count"
+# the failing kernel slower per call than the succeeding one: missed
+sed -i 's/^devmalloc@64M,sizes,65536,32768,alloc,0.01,/devmalloc@64M,sizes,65536,32768,alloc,2,/' "$d/smallheap.csv"
+out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
+t "failing requests: missed \(failing / succeeding per call 1.56x\)" "slow failing requests not missed"
+# the phases not run (--quick, a run cut short): every one of their targets says so
+rm "$d/smallheap.csv" "$d/firstpass.csv" "$d/shim.csv"
+grep -v "util,0," "$d/devmalloc.csv" >"$d/x" && mv "$d/x" "$d/devmalloc.csv"
+out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
+t "util mixed fill-until-NULL .* not run" "mixed utilization without its row"
+t "targets: 2 met, 1 missed, 1 not run" "target count with one not run"
+for s in "small heap" "failing requests" "first pass" "shim"; do
+  t "^$s: not run \(no [a-z]+\.csv" "$s without its CSV"
+done
+t "small heap, failing requests, first pass, shim: 0 met, 0 missed, 4 not run" "not-run count"
 out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H100 80GB HBM3" 2>&1)
-grep -q "do not apply" <<<"$out" || { echo "FAIL: H100 run compared with the H200 reference"; fail=1; }
+t "do not apply" "H100 run compared with the H200 reference"
 [ $fail -eq 0 ] && echo "check_bench_report: all passed"
 [ $fail -eq 0 ]
