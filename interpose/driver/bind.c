@@ -94,6 +94,7 @@ static dm_verdict_t ensure(dm_owner_kind_t kind, const void *handle, CUcontext c
                               : dm_heap_ops->bind_module(heap, (CUmodule)handle);
   if (st == DEVMALLOC_OK) {
     dm_owner_set_bound(o, ctx);
+    dm_ctx_heap_bound(ctx);
     dm_log(DM_LOG_INFO, "%s %p (%s): bound to the heap of context %p",
            kind_name(kind), handle, dm_owner_name(o), (void *)ctx);
     return DM_VERDICT_BOUND;
@@ -105,6 +106,16 @@ static dm_verdict_t ensure(dm_owner_kind_t kind, const void *handle, CUcontext c
   dm_log(DM_LOG_WARN, "warning: %s %p (%s): binding failed: %s; its device malloc returns NULL",
          kind_name(kind), handle, dm_owner_name(o), dm_heap_ops->status_string(st));
   return DM_VERDICT_NONE;
+}
+
+/* Create ctx's heap now (the application stated its size): the first
+ * kernel then finds it made. */
+void dm_prepare_heap(CUcontext ctx) {
+  if (!ctx) return;
+  dm_scope_t s;
+  scope_enter(&s, ctx);
+  (void)dm_ctx_heap(ctx);
+  scope_leave(&s);
 }
 
 void dm_prepare_owner(dm_owner_kind_t kind, const void *handle, CUcontext ctx) {

@@ -150,8 +150,22 @@ dm_limit_action_t dm_ctx_limit_set(CUcontext ctx, size_t value) {
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find_or_add(ctx);
   dm_limit_action_t a = e ? dm_limit_set(&e->limit, value) : DM_LIMIT_RECORD;
+  if (e && a == DM_LIMIT_RESIZE) { /* created at an earlier limit call, never bound */
+    dm_heap_ops->destroy(e->heap);
+    e->heap = NULL;
+    dm_log(DM_LOG_INFO, "heap of context %llu replaced: the application set a new limit (%zu) "
+           "before any kernel used it", e->id, value);
+  }
+  if (e && a != DM_LIMIT_NOOP && a != DM_LIMIT_REJECT) e->failed = 0; /* a new size: try again */
   pthread_mutex_unlock(&g_lock);
   return a;
+}
+
+void dm_ctx_heap_bound(CUcontext ctx) {
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  if (e) e->limit.heap_bound = 1;
+  pthread_mutex_unlock(&g_lock);
 }
 
 int dm_ctx_limit_get(CUcontext ctx, size_t *out) {

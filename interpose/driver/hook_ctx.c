@@ -51,13 +51,17 @@ CUresult dm_h_ctx_set_limit(dm_pfn_cuCtxSetLimit real, CUlimit limit, size_t val
            "DEVMALLOC_HEAP_SIZE)", value, (void *)ctx);
     return CUDA_ERROR_INVALID_VALUE;
   case DM_LIMIT_RECORD:
+  case DM_LIMIT_RESIZE:
   default: {
     CUresult r = real(limit, value);
     if (r != CUDA_SUCCESS && dm_candidates()) {
       dm_log(DM_LOG_DEBUG, "stock heap refused limit %zu (%s); devmalloc heap will use it",
              value, dm_cu_err(r));
-      return CUDA_SUCCESS;
+      r = CUDA_SUCCESS;
     }
+    /* Modules with devmalloc are loaded: make the heap now, not inside the
+     * application's first (maybe timed) kernel launch. */
+    if (r == CUDA_SUCCESS && dm_candidates()) dm_prepare_heap(ctx);
     return r;
   }
   }

@@ -4,10 +4,16 @@
  *   before the context's devmalloc heap exists:
  *     set(v)  -> RECORD: remember v (the heap will have v bytes unless
  *                DEVMALLOC_HEAP_SIZE overrides); the hook also passes v to
- *                the stock driver so modules without devmalloc see it too
- *   after the heap exists (first launch of a devmalloc kernel):
+ *                the stock driver so modules without devmalloc see it too,
+ *                and creates the heap at once when devmalloc modules are
+ *                loaded (hook_ctx.c), so that the first kernel does not pay
+ *                for it
+ *   after the heap exists:
  *     set(v == heap size) -> NOOP (success)
- *     set(other)          -> REJECT (CUDA_ERROR_INVALID_VALUE), as the
+ *     set(other), no module bound yet -> RESIZE: the heap is replaced (no
+ *                            kernel can have used it), then as RECORD
+ *     set(other), a module bound (a devmalloc kernel was launched)
+ *                         -> REJECT (CUDA_ERROR_INVALID_VALUE), as the
  *                            stock driver does after a malloc-using launch:
  *                            the heap cannot move under live pointers
  *   report: heap size if created; else DEVMALLOC_HEAP_SIZE if set; else the
@@ -21,10 +27,15 @@
 #include "shim.h"
 
 dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value) {
-  if (l->heap_created) return value == l->heap_bytes ? DM_LIMIT_NOOP : DM_LIMIT_REJECT;
+  if (l->heap_created) {
+    if (value == l->heap_bytes) return DM_LIMIT_NOOP;
+    if (l->heap_bound) return DM_LIMIT_REJECT;
+  }
+  dm_limit_action_t a = l->heap_created ? DM_LIMIT_RESIZE : DM_LIMIT_RECORD;
+  l->heap_created = 0;
   l->app_set = 1;
   l->app_value = value;
-  return DM_LIMIT_RECORD;
+  return a;
 }
 
 size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,

@@ -130,13 +130,16 @@ int dm_grow_array(void **arr, size_t *cap, size_t n, size_t size);
 typedef struct dm_limit {
   int app_set;            /* the application set CU_LIMIT_MALLOC_HEAP_SIZE */
   size_t app_value;
-  int heap_created;       /* devmalloc heap exists: size is fixed */
+  int heap_created;       /* devmalloc heap exists */
+  int heap_bound;         /* a module was bound to it: its size is fixed */
   size_t heap_bytes;
 } dm_limit_t;
 typedef enum {
   DM_LIMIT_RECORD,        /* record value, also pass to the stock driver */
   DM_LIMIT_NOOP,          /* same as the existing heap: success, nothing to do */
-  DM_LIMIT_REJECT         /* heap exists with another size: invalid value */
+  DM_LIMIT_REJECT,        /* heap in use with another size: invalid value */
+  DM_LIMIT_RESIZE         /* heap exists, no module bound yet: replace it (the
+                           * caller destroys it), then as RECORD */
 } dm_limit_action_t;
 dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value);
 /* Value cuCtxGetLimit reports; 0 means "ask the driver" (stock value). */
@@ -194,6 +197,8 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx);
 devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx);
 /* Limit hooks' state: set returns the action; report/get as in limit.c. */
 dm_limit_action_t dm_ctx_limit_set(CUcontext ctx, size_t value);
+/* A module was bound to ctx's heap: its size can no longer change. */
+void dm_ctx_heap_bound(CUcontext ctx);
 int  dm_ctx_limit_get(CUcontext ctx, size_t *out);   /* 1: answered, 0: ask driver */
 /* Tear down ctx's heap (stats snapshot first). `alive`: the context still
  * exists (free the heap) or is gone (forget it). */
@@ -249,6 +254,8 @@ void dm_prepare_launch(CUfunction f, CUstream hStream);
 void dm_prepare_in_ctx(const void *f, CUcontext ctx);
 /* Same for a known owner in ctx (load time). */
 void dm_prepare_owner(dm_owner_kind_t kind, const void *handle, CUcontext ctx);
+/* Create ctx's heap now (context pushed, capture relaxed, as at a launch). */
+void dm_prepare_heap(CUcontext ctx);
 /* Context a launch on hStream runs in. */
 CUcontext dm_stream_ctx(CUstream hStream);
 

@@ -36,9 +36,14 @@ static void t_limit(void **st) {
   l.heap_created = 1;
   l.heap_bytes = 32u << 20;
   assert_int_equal(dm_limit_set(&l, 32u << 20), DM_LIMIT_NOOP);
-  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_REJECT);
+  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_RESIZE);      /* nothing bound yet */
+  assert_false(l.heap_created);
+  assert_int_equal(dm_limit_heap_bytes(&l, &unset, 0), 64u << 20);
+  l.heap_created = l.heap_bound = 1;
+  l.heap_bytes = 32u << 20;
+  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_REJECT);      /* a kernel may use it */
   assert_int_equal(dm_limit_report(&l, &env, 0, 0), 32u << 20);        /* the real heap */
-  dm_limit_t tiny = {1, 4096, 0, 0};
+  dm_limit_t tiny = {1, 4096, 0, 0, 0};
   assert_int_equal(dm_limit_heap_bytes(&tiny, &unset, 0), DM_MIN_HEAP_BYTES);
 }
 
@@ -121,6 +126,7 @@ static void t_ctx_table(void **st) {
   assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_NOOP);
+  dm_ctx_heap_bound(CTX_A);                                /* a module bound: size fixed */
   assert_int_equal(dm_ctx_limit_set(CTX_A, 8u << 20), DM_LIMIT_REJECT);
   size_t v = 0;
   assert_int_equal(dm_ctx_limit_get(CTX_A, &v), 1);
@@ -404,6 +410,21 @@ static void t_limit_hook_sizes(void **st) {
   assert_int_equal(dm_h_ctx_get_limit(NULL, &v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
   assert_int_equal(v, 1ull << 30);
   stock_refuses_all = 0;
+  /* the heap is made at the limit call, not in the first launch; a new
+   * size before any kernel bound it replaces it; after a bind it is fixed */
+  assert_int_equal(fk_creates, 1);
+  assert_int_equal(fk_last_bytes, 1ull << 30);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 2ull << 30),
+                   CUDA_SUCCESS);
+  assert_int_equal(fk_destroys, 1);
+  assert_int_equal(fk_creates, 2);
+  assert_int_equal(fk_last_bytes, 2ull << 30);
+  dm_ctx_heap_bound(CTX_A);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 1ull << 30),
+                   CUDA_ERROR_INVALID_VALUE);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 2ull << 30),
+                   CUDA_SUCCESS);
+  assert_int_equal(fk_creates, 2);
   reset_all();
 }
 
