@@ -46,11 +46,11 @@ DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t of
 
 static DM_INLINE void node_lock(dm_buddy_t *b, uint64_t i) {
   while (dm_cas32(&b->lock[i], 0u, 1u) != 0u) dm_pause();
-  dm_fence_lock();
+  dm_fence();
 }
 
 static DM_INLINE void node_unlock(dm_buddy_t *b, uint64_t i) {
-  dm_fence_lock();
+  dm_fence();
   dm_store32(&b->lock[i], 0u);
   DM_CHAOS_POINT();
 }

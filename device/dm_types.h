@@ -33,8 +33,6 @@
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
-#define DM_LIVE_OFF        0x80000000u /* chunk `live` flag: a full chunk taken off its bin's list */
-#define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its bin's stack of chunks to re-list */
 #define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */
 
 /* ------------------------------------------------------- bulk semaphore --- */
@@ -92,11 +90,11 @@ static DM_INLINE uint64_t dm_summary_index(const dm_buddy_t *b, uint32_t order, 
 /* -------------------------------------------------------------- slab ----- */
 /* Per chunk descriptor, kept outside the chunk so that it is never freed. */
 typedef struct dm_chunk {
-  uint64_t live;   /* tag << 32 | flags (DM_LIVE_*) | used; tag 0 = not a slab chunk */
+  uint64_t live;   /* tag << 32 | used; tag 0 = not a slab chunk */
   uint32_t prev;   /* neighbours in the bin's list of non-full chunks, index+1 */
   uint32_t next;
   uint32_t listed; /* 1 while in the list (under the bin lock) */
-  uint32_t pending;/* next chunk on the bin's re-list stack, index+1 */
+  uint32_t pad;
 } dm_chunk_t;
 
 /* Per arena and size class. */
@@ -106,7 +104,6 @@ typedef struct dm_bin {
   uint32_t head;   /* first non-full chunk, index+1 */
   uint32_t hint;   /* chunk to try first, index+1 (read without the lock) */
   uint32_t grows;  /* times the bin took chunks from the tree (sets the run length) */
-  uint32_t pending;/* stack of chunks that got room back while off the list, index+1 */
 } dm_bin_t;
 
 typedef struct dm_class {

@@ -4,10 +4,9 @@
  * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
  * size class of one arena (an SM on the GPU); its first 1 KiB holds its slot
  * bitmap and slots follow from offset 1024. The chunk's descriptor (dm_chunk_t,
- * outside the pool, never freed) holds `live` = tag << 32 | flags | used,
- * where tag names arena and class (0: not a slab chunk), `used` counts slots
- * claimed or pinned, DM_LIVE_OFF says that a full chunk was taken off its
- * bin's list and DM_LIVE_PEND that it waits on the bin's re-list stack.
+ * outside the pool, never freed) holds `live` = tag << 32 | used, where tag
+ * names arena and class (0: not a slab chunk) and `used` counts slots claimed
+ * or pinned.
  *
  * Allocation is two-stage, per request of n slots (n lanes of a warp on the
  * GPU, 1 on the host):
@@ -29,16 +28,8 @@
  * back.
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
- * the prev/next/listed fields of its chunks; it is taken when the hint runs
- * dry — never per allocation and never by a free. A search takes a full
- * chunk off the list by setting DM_LIVE_OFF with a CAS that expects it full;
- * a free's decrement of the same word then returns the flag, and the one free
- * that sets DM_LIVE_PEND pushes the chunk on the bin's re-list stack (a CAS
- * on `pending`, the link in the chunk); the next search drains the stack into
- * the list under the lock and clears both flags. So no chunk with free slots
- * is lost, a free takes no lock (a lock per chunk emptied into a full bin was
- * what bounded free throughput for classes of 256 B and up), and a flagged
- * chunk is never returned to the tree (the release expects no flags). `hint` and `live`
+ * the prev/next/listed fields of its chunks; it is taken when a chunk fills
+ * up, empties, or the hint runs dry — never per allocation. `hint` and `live`
  * are read and updated lock-free. A stale hint is harmless: pinning checks the
  * tag, and a chunk re-formatted for the same bin is a valid target.
  */
@@ -57,14 +48,13 @@ static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
   return (uint64_t *)chunk_base(h, idx);
 }
 static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
-static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~(DM_LIVE_OFF | DM_LIVE_PEND); }
 
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
-  dm_fence_lock();
+  dm_fence();
 }
 static DM_INLINE void bin_unlock(dm_bin_t *b) {
-  dm_fence_lock();
+  dm_fence();
   dm_store32(&b->lock, 0u);
   DM_CHAOS_POINT();
 }
@@ -160,8 +150,7 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
     dm_store64(&bm[w], v);
   }
   dm_fence();
-  uint32_t off = take == c->cap ? DM_LIVE_OFF : 0; /* a full chunk is not listed */
-  dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | off | take);
+  dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
   dm_grant_t g;
   g.chunk = chunk_base(h, idx);
   g.word = 0;
@@ -179,7 +168,7 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
   uint64_t v = dm_load64(live);
   for (;;) {
     if ((uint32_t)(v >> 32) != tag) return 0;
-    uint32_t used = live_used(v);
+    uint32_t used = (uint32_t)v;
     if (used >= cap) return 0;
     uint32_t t = cap - used < want ? cap - used : want;
     uint64_t old = dm_cas64(live, v, v + t);
@@ -191,46 +180,15 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
   }
 }
 
-/* Chunks that frees gave room back while they were off the list: onto the
- * list (caller holds the bin lock). */
-static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
-  uint32_t p = dm_load32(&b->pending);
-  for (uint32_t q; p && (q = dm_cas32(&b->pending, p, 0)) != p;) p = q;
-  dm_fence_lock(); /* the links written before each push */
-  while (p) {
-    dm_chunk_t *c = &h->chunks[p - 1];
-    uint32_t next = ld(&c->pending);
-    dm_and64(&c->live, ~(uint64_t)(DM_LIVE_OFF | DM_LIVE_PEND));
-    if (!ld(&c->listed)) list_insert(h, b, p - 1);
-    p = next;
-  }
-}
-
-/* Put chunk idx on its bin's re-list stack (it holds DM_LIVE_PEND). */
-static DM_INLINE void bin_push(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
-  uint32_t head = dm_load32(&b->pending);
-  for (;;) {
-    st(&h->chunks[idx].pending, head);
-    dm_fence_lock();
-    uint32_t old = dm_cas32(&b->pending, head, idx + 1);
-    if (old == head) return;
-    head = old;
-  }
-}
-
 /* The hint is full or stale: point it at the first listed chunk with room,
  * dropping full ones from the list on the way. Returns the new hint. */
 static DM_COLD uint32_t bin_rescan(dm_heap_t *h, dm_bin_t *b, uint32_t tag, uint32_t cap) {
   bin_lock(b);
-  bin_drain(h, b);
   uint32_t cur = ld(&b->head);
   while (cur) {
-    uint64_t *live = &h->chunks[cur - 1].live, v = dm_load64(live);
+    uint64_t v = dm_load64(&h->chunks[cur - 1].live);
     uint32_t next = ld(&h->chunks[cur - 1].next);
-    if ((uint32_t)(v >> 32) == tag) {
-      if (live_used(v) < cap) break;
-      if (dm_cas64(live, v, v | DM_LIVE_OFF) != v) continue; /* a free came: look again */
-    }
+    if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
     list_remove(h, b, cur - 1);
     cur = next;
   }
@@ -458,7 +416,7 @@ DM_COLD uint32_t dm_slab_reclaim(dm_heap_t *h) {
     uint32_t end = (uint32_t)(r + 1) * DM_RECLAIM_RANGE;
     for (uint32_t i = (uint32_t)r * DM_RECLAIM_RANGE; i < end && i < h->nchunks; i++) {
       uint64_t v = dm_load64(&h->chunks[i].live);
-      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32)); /* empty, listed */
+      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
     }
     if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
   }
@@ -481,10 +439,16 @@ DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
   uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
   dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
   dm_sem_signal(&b->sem, count, 0);
-  uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
-  uint32_t used = live_used(old);
-  if (((uint32_t)old & (DM_LIVE_OFF | DM_LIVE_PEND)) == DM_LIVE_OFF && /* off the list: re-list */
-      !((uint32_t)dm_or64(&h->chunks[chunk].live, DM_LIVE_PEND) & DM_LIVE_PEND))
-    bin_push(h, b, chunk);
+  uint32_t used = (uint32_t)dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
+  if (used == cap) { /* was full (and maybe unlisted): list it again; a release
+                       * below unlinks it, and if the release fails (its units
+                       * are reserved) waiters must find it in the list */
+    bin_lock(b);
+    uint64_t v = dm_load64(&h->chunks[chunk].live);
+    if (!ld(&h->chunks[chunk].listed) && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
+      list_insert(h, b, chunk);
+    if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
+    bin_unlock(b);
+  }
   if (used == count && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
