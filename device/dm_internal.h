@@ -56,6 +56,7 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count);
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h);
+DM_FN uint64_t dm_slab_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
 
 /* heap.c */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);
@@ -74,7 +75,6 @@ DM_FN void dm_check_arm(char *p, uint64_t size, uint64_t bytes);
 DM_FN int dm_check_intact(const char *p, uint64_t bytes);
 DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
-DM_FN uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
 
 /* single.c */
 DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align);

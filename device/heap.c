@@ -1,8 +1,11 @@
 /*
  * heap.c — the heap as a whole: large blocks (buddy tree), the counters, and
  * the arena of the caller. Slab requests are served by slab.c; the callers
- * (device/devmalloc.cu on the GPU, host/heap_host.c for host tests) combine
- * the two and aggregate requests of a warp.
+ * (device/devmalloc.cu on the GPU, device/single.c for one caller, as in the
+ * host tests) combine the two, and devmalloc.cu aggregates requests of a warp.
+ * Calls run one way: heap.c -> slab.c -> buddy.c -> sem.c (tree requests,
+ * which may first take back the chunks bins keep, are slab.c's
+ * dm_slab_tree_alloc).
  *
  * Counters: per arena, allocations and frees per class, large allocations,
  * frees and bytes (signed: a block may be freed from another arena), and
@@ -77,38 +80,6 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
   dm_add64(&h->astats[arena].class_frees[cls], count);
 }
 
-/* Fewer free bytes in the pool than `bytes`: no retry can help. The
- * footprint is raised after blocks are taken and lowered before they are
- * freed, so it never exceeds what is held and this never says "full" early.
- * Checked before touching the tree: the requests of a full heap that each
- * went through the tree's semaphores (and retried there) made a kernel of
- * failing requests 100x slower per call than one of succeeding ones. */
-static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
-  uint64_t held = dm_load64(&h->hstats->footprint);
-  return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
-}
-
-/* k adjacent blocks of `order` from the tree (k = 1: one block; see
- * dm_buddy_alloc_run); first node or 0. When the tree cannot serve them,
- * return the empty chunks that bins keep, and retry a few times while the
- * pool has the bytes: a GROW that reaches the root with nothing to split is
- * not always out of memory. Requests arriving together send more growers up
- * the tree than the splits in flight need, and the surplus fails at the root
- * while blocks are on their way down (a warp's run then fell back to 32
- * one-block requests). Expectations are unwound before each pause. */
-DM_COLD uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
-  uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
-  if (heap_full(h, bytes) && !dm_slab_reclaim(h)) return 0; /* counts kept empty chunks */
-  for (uint32_t tries = 0;; tries++) {
-    uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-    if (node) return node;
-    if (dm_slab_reclaim(h)) continue;
-    if (tries >= DM_LARGE_RETRIES || heap_full(h, bytes) || dm_buddy_exhausted(&h->buddy, order))
-      return 0;
-    dm_pause_ns(512u << tries);
-  }
-}
-
 /* Bytes of tree node `node`'s block. */
 DM_FN uint64_t dm_heap_node_bytes(const dm_heap_t *h, uint64_t node) {
   return 1ull << (dm_buddy_order(&h->buddy, node) + DM_LEAF_SHIFT);
@@ -134,7 +105,7 @@ static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, u
  * block, NULL when no block of k blocks' size is free (the caller then
  * allocates one by one, which may still succeed). */
 DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
-  uint64_t node = dm_heap_tree_alloc(h, order, k);
+  uint64_t node = dm_slab_tree_alloc(h, order, k);
   if (!node) return 0;
   note_large(h, arena, order, k);
   return dm_buddy_addr(&h->buddy, node);
@@ -143,7 +114,7 @@ DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint3
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint32_t order = dm_heap_large_order(h, size, align);
-  uint64_t node = order != DM_MAX_ORDERS ? dm_heap_tree_alloc(h, order, 1) : 0;
+  uint64_t node = order != DM_MAX_ORDERS ? dm_slab_tree_alloc(h, order, 1) : 0;
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
     return 0;

@@ -266,7 +266,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
   if (!node) {
     k = 1;
-    node = dm_heap_tree_alloc(h, DM_CHUNK_ORDER, 1);
+    node = dm_slab_tree_alloc(h, DM_CHUNK_ORDER, 1);
   }
   if (!node) {
     dm_sem_signal(&b->sem, 0, cap - n);
@@ -422,6 +422,40 @@ DM_COLD uint32_t dm_slab_reclaim(dm_heap_t *h) {
   }
   while (dm_load64(&s->reclaim) == w) dm_pause_ns(512);
   return 1;
+}
+
+/* Fewer free bytes in the pool than `bytes`: no retry can help. The
+ * footprint is raised after blocks are taken and lowered before they are
+ * freed, so it never exceeds what is held and this never says "full" early.
+ * Checked before touching the tree: the requests of a full heap that each
+ * went through the tree's semaphores (and retried there) made a kernel of
+ * failing requests 100x slower per call than one of succeeding ones. */
+static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
+  uint64_t held = dm_load64(&h->hstats->footprint);
+  return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
+}
+
+/* k adjacent blocks of `order` from the tree (k = 1: one block; see
+ * dm_buddy_alloc_run) for any caller: chunks here, large blocks in heap.c;
+ * first node or 0. It lives here because what the tree lacks may sit in
+ * chunks that bins keep: when the tree cannot serve the blocks,
+ * return the empty chunks that bins keep, and retry a few times while the
+ * pool has the bytes: a GROW that reaches the root with nothing to split is
+ * not always out of memory. Requests arriving together send more growers up
+ * the tree than the splits in flight need, and the surplus fails at the root
+ * while blocks are on their way down (a warp's run then fell back to 32
+ * one-block requests). Expectations are unwound before each pause. */
+DM_COLD uint64_t dm_slab_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
+  uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
+  if (heap_full(h, bytes) && !dm_slab_reclaim(h)) return 0; /* counts kept empty chunks */
+  for (uint32_t tries = 0;; tries++) {
+    uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
+    if (node) return node;
+    if (dm_slab_reclaim(h)) continue;
+    if (tries >= DM_LARGE_RETRIES || heap_full(h, bytes) || dm_buddy_exhausted(&h->buddy, order))
+      return 0;
+    dm_pause_ns(512u << tries);
+  }
 }
 
 /* Account `count` slots of chunk idx freed (their bits already cleared).
