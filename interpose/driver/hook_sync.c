@@ -1,10 +1,10 @@
 /*
  * hook_sync.c — synchronization hooks (cuStreamSynchronize, its _ptsz
- * variant, cuEventSynchronize, cuCtxSynchronize_v2): the call runs first,
- * exactly as asked; after it returns, the context's counters may be sampled
- * for the trace (trace.c). With tracing and stats off they only pass through.
- * (cuCtxSynchronize without arguments is not hooked: the hook generator
- * needs a parameter.)
+ * variant, cuEventSynchronize, cuCtxSynchronize and cuCtxSynchronize_v2):
+ * the call runs first, exactly as asked; after it returns, the context's
+ * counters may be sampled for the trace (trace.c). With tracing and stats off
+ * they only pass through. (Runtimes before CUDA 13 synchronize a device
+ * through cuCtxSynchronize, 13 through cuCtxSynchronize_v2.)
  *
  * Locking: none here (trace.c).
  */
@@ -23,6 +23,12 @@ CUresult dm_h_stream_sync(dm_pfn_cuStreamSynchronize real, CUstream s) {
 
 CUresult dm_h_event_sync(dm_pfn_cuEventSynchronize real, CUevent ev) {
   CUresult r = real(ev);
+  if (dm_obs_sampling()) dm_obs_sync(current());
+  return r;
+}
+
+CUresult dm_h_ctx_sync_current(dm_pfn_cuCtxSynchronize real) {
+  CUresult r = real();
   if (dm_obs_sampling()) dm_obs_sync(current());
   return r;
 }

@@ -41,7 +41,7 @@ void *dm_real(dm_hook_id_t id) {
     dm_pfn_##sym real_ = (dm_pfn_##sym)dm_real(DM_ID_##sym);                \
     if (!real_) return CUDA_ERROR_NOT_INITIALIZED;                          \
     if (dm_passthrough()) return real_ args;                                \
-    return handler(real_, DM_UNPAREN args);                                 \
+    return handler(real_ DM_AFTER_FIRST args);                              \
   }
 #include "hooks.def"
 #undef DM_HOOK

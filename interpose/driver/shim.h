@@ -266,12 +266,16 @@ void dm_graph_exec_forget(CUgraphExec exec);
 
 /* ---- hook handlers (hook_*.c): handler(real, args...) --------------------- */
 #define DM_UNPAREN(...) __VA_ARGS__
+/* ", a, b" for (a, b), nothing for (): a handler's arguments after `real`,
+ * so that a driver function without parameters (written `()` in hooks.def)
+ * is hooked like the others. */
+#define DM_AFTER_FIRST(...) __VA_OPT__(,) __VA_ARGS__
 #define DM_HOOK(sym, base, ptds, since, handler, params, args) \
   typedef CUresult (*dm_pfn_##sym) params;
 #include "hooks.def"
 #undef DM_HOOK
 #define DM_HOOK(sym, base, ptds, since, handler, params, args) \
-  CUresult handler(dm_pfn_##sym real, DM_UNPAREN params);
+  CUresult handler(dm_pfn_##sym real DM_AFTER_FIRST params);
 #include "hooks.def"
 #undef DM_HOOK
 

@@ -72,6 +72,11 @@ static void t_answer_by_pointer(void **st) {
                    dm_hooks[DM_ID_cuGetProcAddress].hook);
   assert_ptr_equal(dm_hook_answer("cuMemAlloc", stub_sym("cuMemAlloc_v2"), 13000, 0),
                    dm_hooks[DM_ID_cuMemAlloc_v2].hook);
+  /* both device synchronizations: without arguments (runtimes before 13) and _v2 */
+  assert_ptr_equal(dm_hook_answer("cuCtxSynchronize", stub_sym("cuCtxSynchronize"), 12000, 0),
+                   dm_hooks[DM_ID_cuCtxSynchronize].hook);
+  assert_ptr_equal(dm_hook_answer("cuCtxSynchronize", stub_sym("cuCtxSynchronize_v2"), 13000, 0),
+                   dm_hooks[DM_ID_cuCtxSynchronize_v2].hook);
   /* versions we do not hook, and other functions, are left alone */
   void *v1 = stub_sym("cuMemAlloc");
   assert_ptr_equal(dm_hook_answer("cuMemAlloc", v1, 3000, 0), v1);
@@ -96,6 +101,8 @@ static void t_answer_by_name(void **st) {
   assert_int_equal(dm_hook_by_base("cuGetProcAddress", 12000, 0), DM_ID_cuGetProcAddress_v2);
   assert_int_equal(dm_hook_by_base("cuGetProcAddress", 11030, 0), DM_ID_cuGetProcAddress);
   assert_int_equal(dm_hook_by_base("cuDevicePrimaryCtxReset", 13000, 0), DM_ID_cuDevicePrimaryCtxReset_v2);
+  assert_int_equal(dm_hook_by_base("cuCtxSynchronize", 12080, 0), DM_ID_cuCtxSynchronize);
+  assert_int_equal(dm_hook_by_base("cuCtxSynchronize", 13000, 0), DM_ID_cuCtxSynchronize_v2);
   assert_int_equal(dm_hook_by_base("cuMemcpy", 13000, 0), -1);
 }
 

@@ -139,6 +139,8 @@ static void t_records_parse(void **st) {
 }
 
 /* ---- ctxtab.c + trace.c: the summary at exit and the trace ---- */
+static CUresult fake_ctx_sync(void) { return CUDA_SUCCESS; }
+
 static void t_exit_and_trace(void **st) {
   fk_reset();
   dm_ctx_reset_for_tests();
@@ -147,7 +149,8 @@ static void t_exit_and_trace(void **st) {
   dm_obs_launch(F_K, NULL);                        /* trace: launch, kernel name */
   dm_obs_launch(F_K, S_CAPTURE);                   /* captured: not launched, no sample */
   fk_allocs = 100;
-  dm_obs_sync(CTX_A);                              /* trace: sync, 100 allocs */
+  assert_int_equal(dm_h_ctx_sync_current(fake_ctx_sync), CUDA_SUCCESS); /* trace: sync
+                                                   * (cuCtxSynchronize), 100 allocs */
   fk_stats_fails = 1;                              /* a device fault: reads fail */
   dm_ctx_teardown(CTX_A, 1);                       /* trace: destroy, last known */
   fk_stats_fails = 0;
