@@ -1,0 +1,394 @@
+/*
+ * growth.c — heaps that grow, in the host runtime (include/devmalloc.h:
+ * devmalloc_heap_create_growing, devmalloc_heap_trim, devmalloc_heap_grows).
+ *
+ * Creation: one virtual range [pool (max bytes)][metadata] reserved with
+ * cuMemAddressReserve (2 MiB aligned); the metadata is mapped at once (one
+ * allocation, zeroed, formatted by dm_heap_format_grow: a few memsets); the
+ * pool is mapped from its start, `step` bytes per allocation
+ * (cuMemCreate + cuMemMap + cuMemSetAccess), by grower.c: `initial` bytes
+ * now, more when the device asks through the block it shares with the host
+ * (dm_grow_host_t in cuMemHostAlloc(DEVICEMAP) memory).
+ *
+ * Trim (heap idle): the metadata is copied to the host, dm_grow_trim runs on
+ * the copy (the same core code as on the device), the pages that changed are
+ * copied back, then grower.c unmaps the steps above the new top.
+ *
+ * Without virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_
+ * MANAGEMENT_SUPPORTED = 0, or a VMM call missing) a fixed heap of
+ * cfg->fallback bytes is made, with a notice.
+ *
+ * Locking: grower.c's mutex; the service thread sets the heap's context
+ * current once and calls only the VMM functions. Every call here pushes the
+ * heap's context for its duration.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "heap_priv.h"
+#include "growth.h"
+
+#define MIB (1ull << 20)
+#define DEF_INITIAL (64 * MIB)
+#define DEF_STEP (64 * MIB)
+#define DEF_WAIT_MS 200u
+#define DEF_POLL_US 50u
+
+struct dm_rt_growth {
+  CUcontext ctx;
+  CUdevice dev;
+  CUdeviceptr va;              /* reserved range: pool then metadata */
+  size_t va_bytes;
+  size_t meta_bytes;           /* mapped at va + pool_bytes */
+  CUmemGenericAllocationHandle meta;
+  CUmemGenericAllocationHandle *steps; /* one per step of the pool */
+  size_t nsteps;
+  uint64_t step;
+  dm_grow_host_t *ghost;       /* host address of the shared block */
+  dm_grower_t *grower;
+  uint64_t trimmed_bytes;
+};
+
+static devmalloc_status_t push(CUcontext ctx) {
+  return cuCtxPushCurrent(ctx) == CUDA_SUCCESS ? DEVMALLOC_OK : DEVMALLOC_ECUDA;
+}
+static void pop(void) {
+  CUcontext dummy;
+  cuCtxPopCurrent(&dummy);
+}
+
+static CUmemAllocationProp prop_of(CUdevice dev) {
+  CUmemAllocationProp p;
+  memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = dev;
+  return p;
+}
+
+/* Map [off, off + n) of the range at va with a new allocation; *hd gets it. */
+static int map_at(struct dm_rt_growth *g, CUdeviceptr at, uint64_t n, CUmemGenericAllocationHandle *hd) {
+  CUmemAllocationProp p = prop_of(g->dev);
+  CUresult r = cuMemCreate(hd, n, &p, 0);
+  if (r != CUDA_SUCCESS) return r == CUDA_ERROR_OUT_OF_MEMORY ? 1 : -1;
+  if (cuMemMap(at, n, 0, *hd, 0) != CUDA_SUCCESS) {
+    cuMemRelease(*hd);
+    return -1;
+  }
+  CUmemAccessDesc a;
+  memset(&a, 0, sizeof a);
+  a.location = p.location;
+  a.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  if (cuMemSetAccess(at, n, &a, 1) != CUDA_SUCCESS) {
+    cuMemUnmap(at, n);
+    cuMemRelease(*hd);
+    return -1;
+  }
+  return 0;
+}
+
+static int vmm_map(void *ctx, uint64_t off, uint64_t n) {
+  struct dm_rt_growth *g = ctx;
+  size_t i = off / g->step;
+  if (i >= g->nsteps) return -1;
+  return map_at(g, g->va + off, n, &g->steps[i]);
+}
+
+static void vmm_unmap(void *ctx, uint64_t off, uint64_t n) {
+  struct dm_rt_growth *g = ctx;
+  size_t i = off / g->step;
+  cuMemUnmap(g->va + off, n);
+  if (i < g->nsteps && g->steps[i]) cuMemRelease(g->steps[i]);
+  if (i < g->nsteps) g->steps[i] = 0;
+}
+
+/* The service thread works in the heap's context. */
+static void vmm_thread_init(void *ctx) {
+  struct dm_rt_growth *g = ctx;
+  cuCtxSetCurrent(g->ctx);
+}
+
+typedef struct {
+  CUdeviceptr base;
+  CUstream stream;
+  CUresult err;
+} dev_writer_t;
+
+static void write_device(void *ctx, uint64_t off, const void *src, uint64_t n) {
+  dev_writer_t *w = ctx;
+  if (w->err == CUDA_SUCCESS) w->err = cuMemcpyHtoDAsync(w->base + off, src, n, w->stream);
+  if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream);
+}
+static void fill_device(void *ctx, uint64_t off, uint32_t v, uint64_t count) {
+  dev_writer_t *w = ctx;
+  if (w->err == CUDA_SUCCESS) w->err = cuMemsetD32Async(w->base + off, v, count, w->stream);
+  if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream);
+}
+
+static uint32_t arena_count(uint64_t bytes) {
+  CUdevice dev;
+  int sms = 0;
+  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
+      sms <= 0)
+    sms = 1;
+  return dm_arenas_for(bytes, (uint32_t)sms);
+}
+
+static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *out);
+static devmalloc_status_t growth_destroy(devmalloc_heap_t *h);
+
+static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+/* Undo a partial creation (context pushed). */
+static void teardown(devmalloc_heap_t *h) {
+  struct dm_rt_growth *g = h->growth;
+  if (g) {
+    if (g->grower) dm_grower_stop(g->grower); /* unmaps the pool's steps */
+    if (g->meta) {
+      cuMemUnmap(g->va + h->layout.pool_bytes, g->meta_bytes);
+      cuMemRelease(g->meta);
+    }
+    if (g->va) cuMemAddressFree(g->va, g->va_bytes);
+    if (g->ghost) cuMemFreeHost(g->ghost);
+    free(g->steps);
+    free(g);
+  }
+  if (h->stream) cuStreamDestroy(h->stream);
+  free(h);
+}
+
+static const char *k_no_vmm =
+    "the device or driver has no virtual memory management: a fixed heap was made instead "
+    "(docs/design.md, \"A heap that grows\")";
+
+devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_grow_config_t *cfg_in,
+                                                 devmalloc_heap_t **out, const char **notice) {
+  if (notice) *notice = NULL;
+  if (!out) return DEVMALLOC_EINVAL;
+  *out = NULL;
+  devmalloc_grow_config_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  if (cfg_in) cfg = *cfg_in;
+  if (!ctx && (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx)) return DEVMALLOC_EINVAL;
+  if (!cfg.initial) cfg.initial = DEF_INITIAL;
+  if (!cfg.step) cfg.step = DEF_STEP;
+  if (!cfg.wait_ms) cfg.wait_ms = DEF_WAIT_MS;
+  if (!cfg.poll_us) cfg.poll_us = DEF_POLL_US;
+  devmalloc_status_t st = push(ctx);
+  if (st) return st;
+  CUdevice dev;
+  int vmm = 0;
+  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS) {
+    pop();
+    return DEVMALLOC_ECUDA;
+  }
+  if (cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev) !=
+      CUDA_SUCCESS)
+    vmm = 0;
+  size_t gran = 0;
+  CUmemAllocationProp p = prop_of(dev);
+  if (vmm && (cuMemGetAllocationGranularity(&gran, &p, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS ||
+              !gran || (gran & (gran - 1)) != 0 || gran > cfg.step))
+    vmm = 0;
+  if (!vmm) {
+    pop();
+    if (notice) *notice = k_no_vmm;
+    return devmalloc_heap_create(ctx, cfg.fallback ? cfg.fallback : cfg.initial, out);
+  }
+  uint64_t unit = gran > DM_GROW_BYTES ? gran : DM_GROW_BYTES;
+  uint64_t step = round_up(cfg.step, unit);
+  if (!cfg.max) {
+    size_t total = 0;
+    if (cuDeviceTotalMem(&total, dev) != CUDA_SUCCESS) total = 0;
+    cfg.max = total;
+  }
+  uint64_t pool = cfg.max / step * step;
+  if (pool < step) pool = step;
+  if (pool > dm_layout_max_bytes() / 2) pool = dm_layout_max_bytes() / 2 / step * step;
+  uint64_t initial = round_up(cfg.initial, step);
+  if (initial > pool) initial = pool;
+
+  devmalloc_heap_t *h = calloc(1, sizeof *h);
+  struct dm_rt_growth *g = calloc(1, sizeof *g);
+  if (!h || !g) {
+    free(h);
+    free(g);
+    pop();
+    return DEVMALLOC_ENOMEM;
+  }
+  h->ctx = ctx;
+  h->growth = g;
+  h->growth_stats = growth_stats;
+  h->growth_destroy = growth_destroy;
+  g->ctx = ctx;
+  g->dev = dev;
+  g->step = step;
+  st = DEVMALLOC_ECUDA;
+  if (dm_layout_compute_grow(pool, arena_count(pool), &h->layout) != 0) {
+    st = DEVMALLOC_EINVAL;
+    goto fail;
+  }
+  h->bytes = h->layout.total;
+  g->va_bytes = round_up(h->layout.total, unit);
+  g->meta_bytes = g->va_bytes - h->layout.pool_bytes;
+  g->nsteps = (size_t)(pool / step);
+  g->steps = calloc(g->nsteps, sizeof *g->steps);
+  if (!g->steps) {
+    st = DEVMALLOC_ENOMEM;
+    goto fail;
+  }
+  if (cuStreamCreate(&h->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    h->stream = NULL;
+    goto fail;
+  }
+  if (cuMemAddressReserve(&g->va, g->va_bytes, unit, 0, 0) != CUDA_SUCCESS) {
+    g->va = 0;
+    goto fail;
+  }
+  int e = map_at(g, g->va + h->layout.pool_bytes, g->meta_bytes, &g->meta);
+  if (e) {
+    g->meta = 0;
+    st = e == 1 ? DEVMALLOC_ENOMEM : DEVMALLOC_ECUDA;
+    goto fail;
+  }
+  void *hp = NULL;
+  if (cuMemHostAlloc(&hp, sizeof(dm_grow_host_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+      CUDA_SUCCESS)
+    goto fail;
+  g->ghost = hp;
+  memset(g->ghost, 0, sizeof *g->ghost);
+  CUdeviceptr ghost_dev = 0;
+  if (cuMemHostGetDevicePointer(&ghost_dev, hp, 0) != CUDA_SUCCESS) goto fail;
+  h->base = g->va;
+  if (cuMemsetD8Async(g->va + h->layout.pool_bytes, 0, g->meta_bytes, h->stream) != CUDA_SUCCESS)
+    goto fail;
+  dm_heap_build(&h->layout, g->va, h->bytes, &h->image);
+  h->image.ghost = (dm_grow_host_t *)(uintptr_t)ghost_dev;
+  h->image.grow_step = step;
+  h->image.grow_watermark = cfg.watermark ? cfg.watermark : step;
+  h->image.grow_wait_ns = (uint64_t)cfg.wait_ms * 1000000ull;
+  dev_writer_t w = {g->va, h->stream, CUDA_SUCCESS};
+  dm_heap_format_grow(&h->layout, &h->image, write_device, fill_device, &w);
+  if (w.err != CUDA_SUCCESS) goto fail;
+  dm_grow_cfg_t gc = {pool, initial, step, (uint64_t)cfg.poll_us * 1000ull};
+  static const dm_grow_ops_t ops = {vmm_map, vmm_unmap, vmm_thread_init};
+  /* the service thread needs the context current for the VMM calls */
+  g->grower = dm_grower_start(g->ghost, &gc, &ops, g, &e);
+  if (!g->grower) {
+    st = e == 1 ? DEVMALLOC_ENOMEM : DEVMALLOC_ECUDA;
+    goto fail;
+  }
+  h->desc = g->va + h->layout.heap_off;
+  pop();
+  *out = h;
+  return DEVMALLOC_OK;
+fail:
+  teardown(h);
+  pop();
+  return st;
+}
+
+int devmalloc_heap_grows(const devmalloc_heap_t *h) { return h && h->growth; }
+
+static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *out) {
+  struct dm_rt_growth *g = h->growth;
+  dm_grow_t dg;
+  CUresult r = cuMemcpyDtoHAsync(&dg, h->base + h->layout.grow_off, sizeof dg, h->stream);
+  if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
+  if (r != CUDA_SUCCESS) return DEVMALLOC_ECUDA;
+  dm_grower_stats_t s;
+  dm_grower_stats(g->grower, &s);
+  out->mapped_bytes = s.mapped + g->meta_bytes;
+  out->mapped_peak = s.peak + g->meta_bytes;
+  out->growth_events = s.events;
+  out->max_bytes = h->layout.pool_bytes;
+  out->grow_waits = dg.waits;
+  out->grow_timeouts = dg.timeouts;
+  out->trims = s.trims;
+  out->trimmed_bytes = g->trimmed_bytes;
+  return DEVMALLOC_OK;
+}
+
+/* ---- trim on a copy of the metadata ------------------------------------ */
+typedef struct {
+  devmalloc_heap_t *h;
+  int err;
+} trim_arg_t;
+
+static uint64_t claim_on_copy(void *arg, uint64_t floor, uint64_t unit) {
+  trim_arg_t *t = arg;
+  devmalloc_heap_t *h = t->h;
+  uint64_t pool = h->layout.pool_bytes, n = h->layout.total - pool;
+  char *old = malloc(n), *cur = malloc(n);
+  uint64_t top = UINT64_MAX; /* nothing read: nothing claimed, nothing unmapped */
+  t->err = 1;
+  if (!old || !cur) goto out;
+  CUresult r = cuMemcpyDtoHAsync(old, h->base + pool, n, h->stream);
+  if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
+  if (r != CUDA_SUCCESS) goto out;
+  memcpy(cur, old, n);
+  dm_heap_t view;
+  dm_heap_build(&h->layout, (uint64_t)(uintptr_t)cur - pool, h->bytes, &view);
+  const dm_heap_t *img = &h->image;
+  view.ghost = h->growth->ghost; /* the shared block itself: trim lowers mapped there */
+  view.grow_step = img->grow_step;
+  view.grow_watermark = img->grow_watermark;
+  view.grow_wait_ns = img->grow_wait_ns;
+  top = view.grow->released;
+  uint64_t r2 = dm_grow_trim(&view, floor, unit);
+  /* copy back the pages that changed */
+  const uint64_t pg = 4096;
+  for (uint64_t o = 0; o < n;) {
+    uint64_t len = n - o < pg ? n - o : pg;
+    if (!memcmp(old + o, cur + o, len)) {
+      o += len;
+      continue;
+    }
+    uint64_t e = o + len;
+    while (e < n) {
+      uint64_t l2 = n - e < pg ? n - e : pg;
+      if (!memcmp(old + e, cur + e, l2)) break;
+      e += l2;
+    }
+    r = cuMemcpyHtoDAsync(h->base + pool + o, cur + o, e - o, h->stream);
+    if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
+    if (r != CUDA_SUCCESS) goto out; /* the heap is damaged: report it */
+    o = e;
+  }
+  top = r2;
+  t->err = 0;
+out:
+  free(old);
+  free(cur);
+  return top;
+}
+
+devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t *unmapped) {
+  if (unmapped) *unmapped = 0;
+  if (!h) return DEVMALLOC_EINVAL;
+  if (!h->growth) return DEVMALLOC_OK;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  trim_arg_t t = {h, 0};
+  uint64_t freed = dm_grower_trim(h->growth->grower, keep, claim_on_copy, &t);
+  h->growth->trimmed_bytes += freed;
+  pop();
+  if (unmapped) *unmapped = (size_t)freed;
+  return t.err ? DEVMALLOC_ECUDA : DEVMALLOC_OK;
+}
+
+static devmalloc_status_t growth_destroy(devmalloc_heap_t *h) {
+  devmalloc_status_t st = push(h->ctx);
+  if (st) {
+    /* the context is gone, and its memory with it; stop the thread only */
+    if (h->growth->grower) dm_grower_stop(h->growth->grower);
+    h->growth->grower = NULL;
+    free(h->growth->steps);
+    free(h->growth);
+    free(h);
+    return DEVMALLOC_ECUDA;
+  }
+  teardown(h);
+  pop();
+  return DEVMALLOC_OK;
+}

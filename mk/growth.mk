@@ -1,0 +1,21 @@
+# mk/growth.mk — a heap that grows: the host's service thread and trim
+# (host/heap/grower.c) with the core, tested for real against an mprotect
+# fake driver (tests/unit/test_grow.c), also under ThreadSanitizer.
+
+GROWER_SRCS := host/heap/grower.c
+GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c device/sem.c device/buddy.c \
+                    device/sizeclass.c device/slab.c device/heap.c device/grow.c device/host_prim.c
+$(BUILD)/host/%.o: host/heap/%.c include/*.h device/*.h host/heap/*.h | $(BUILD)/host/.dir
+	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
+$(BUILD)/tests/test_grow: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -Ihost/heap $< $(GROWER_SRCS) -o $@ $(CORE_LIB) -lcmocka -lpthread
+$(BUILD)/tests/test_grow_tsan: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -Ihost/heap $< $(GROWER_SRCS) -o $@ $(CORE_TSAN_LIB) -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_grow $(BUILD)/tests/test_grow_tsan
+
+# The runtime's heaps that grow end to end against a fake driver backed by
+# host memory (tests/unit/test_growth_fake.c), under ASan and UBSan.
+$(BUILD)/tests/test_growth_fake: tests/unit/test_growth_fake.c $(HOST_LIB) $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(HOST_RT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< \
+	  -o $@ $(HOST_LIB) $(CORE_LIB) -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_growth_fake
