@@ -227,6 +227,7 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *h, devmalloc_stats_t *
     out->mapped_bytes = out->heap_bytes;   /* one fixed allocation */
     out->growth_events = 0;
     out->max_bytes = out->pool_bytes;
+    out->mapped_peak = out->mapped_bytes;
     if (h->growth) st = h->growth_stats(h, out); /* host/heap/growth.c */
   }
   free(buf);

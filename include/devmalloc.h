@@ -71,6 +71,7 @@ typedef struct devmalloc_stats {
   uint64_t grow_timeouts;   /* such waits that ended without memory (NULL followed) */
   uint64_t trims;           /* trims that unmapped memory */
   uint64_t trimmed_bytes;   /* bytes those trims unmapped */
+  uint64_t grows;           /* 1: a heap that grows, 0: a fixed heap */
 } devmalloc_stats_t;
 
 /* Create a heap of `bytes` device bytes in context `ctx` (NULL: the current
@@ -153,6 +154,11 @@ CUcontext devmalloc_heap_context(const devmalloc_heap_t *heap);
 /* Release the heap's device memory. Modules bound to it must not run again
  * until bound to another heap. */
 devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *heap);
+
+/* The heap's context is gone (destroyed, or the primary context's last
+ * release): free what the heap holds on the host (a heap that grows: stop its
+ * service thread) without calling the driver. */
+void devmalloc_heap_abandon(devmalloc_heap_t *heap);
 
 /* Number of device malloc calls a module made while no heap was bound
  * (they returned NULL). DEVMALLOC_ENOTFOUND for modules without devmalloc. */

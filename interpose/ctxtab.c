@@ -105,6 +105,27 @@ static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsig
            id, dm_heap_ops->status_string(st));
 }
 
+/* DEVMALLOC_GROW: a heap that grows. Maximum: DEVMALLOC_HEAP_SIZE if set
+ * (0 = the device's memory); initial: the application's limit if it set one
+ * (its statement of need), else DEVMALLOC_HEAP_INITIAL, never above the
+ * maximum; `fixed` bytes where the device has no VMM (the fixed heap's
+ * usual size). */
+static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, const dm_limit_t *l,
+                                         size_t fixed, uint64_t fr, devmalloc_grow_config_t *gc,
+                                         devmalloc_heap_t **h, const char **notice) {
+  memset(gc, 0, sizeof *gc);
+  if (o->heap_size.kind != DM_SIZE_UNSET) gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
+  gc->initial = l->app_set ? l->app_value
+                : o->heap_initial.kind == DM_SIZE_BYTES ? (size_t)o->heap_initial.bytes : (64u << 20);
+  if (gc->max && gc->initial > gc->max) gc->initial = gc->max;
+  if (gc->initial < DM_MIN_HEAP_BYTES) gc->initial = DM_MIN_HEAP_BYTES;
+  if (o->grow_step.kind == DM_SIZE_BYTES) gc->step = (size_t)o->grow_step.bytes;
+  if (o->grow_watermark.kind == DM_SIZE_BYTES) gc->watermark = (size_t)o->grow_watermark.bytes;
+  gc->wait_ms = o->grow_wait ? o->grow_wait : 1;
+  gc->fallback = fixed;
+  return dm_heap_ops->create_growing(ctx, gc, h, notice);
+}
+
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
   dm_nvtx_init();   /* the range below is pushed under the lock */
@@ -122,7 +143,10 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   if (dm_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) e->device = dev;
   (void)dm_drv.cuCtxGetId(ctx, &e->id);
   dm_nvtx_push("devmalloc: create heap (%zu MiB, context %llu)", bytes >> 20, e->id);
-  devmalloc_status_t st = dm_heap_ops->create(ctx, bytes, &h);
+  const char *notice = NULL;
+  devmalloc_grow_config_t gc;
+  devmalloc_status_t st = o->grow ? create_growing(ctx, o, &e->limit, bytes, fr, &gc, &h, &notice)
+                                  : dm_heap_ops->create(ctx, bytes, &h);
   dm_nvtx_pop();
   if (st != DEVMALLOC_OK || !h) {
     e->failed = 1;
@@ -131,7 +155,19 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
            "warning: cannot create a %zu-byte heap in context %llu (device %d): %s; "
            "device malloc of devmalloc modules returns NULL there",
            bytes, e->id, e->device, dm_heap_ops->status_string(st));
+  } else if (o->grow && dm_heap_ops->grows(h)) {
+    e->heap = h;
+    e->limit.heap_created = 1;
+    e->limit.heap_bytes = gc.initial;
+    e->limit.grows = 1;
+    devmalloc_stats_t s;
+    e->limit.max_bytes = dm_heap_ops->stats(h, &s) == DEVMALLOC_OK ? s.max_bytes : gc.initial;
+    apply_heap_options(h, o, e->id);
+    dm_log(DM_LOG_INFO, "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d)%s",
+           gc.initial >> 20, e->limit.max_bytes >> 20, e->id, e->device,
+           e->limit.app_set ? " [initial: application limit]" : "");
   } else {
+    if (notice) dm_log(DM_LOG_INFO, "context %llu: %s (%zu MiB)", e->id, notice, bytes >> 20);
     e->heap = h;
     e->limit.heap_created = 1;
     e->limit.heap_bytes = bytes;
@@ -258,12 +294,27 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
         dm_log(DM_LOG_INFO, "heap of context %llu destroyed%s", e->id,
                st == DEVMALLOC_OK ? "" : " (with errors)");
       } else {
+        dm_heap_ops->abandon(e->heap); /* host-side state only (a growing heap's thread) */
         dm_log(DM_LOG_INFO, "context %llu is gone; its heap is forgotten", e->id);
       }
     }
     *e = g_ents[--g_n];
   }
   pthread_mutex_unlock(&g_lock);
+}
+
+/* DEVMALLOC_TRIM: after a whole-context synchronization, unmap the free
+ * memory at the top of ctx's heap (if it grows). */
+void dm_ctx_trim(CUcontext ctx) {
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  size_t un = 0;
+  devmalloc_status_t st = DEVMALLOC_OK;
+  if (e && e->heap && !e->lost && e->limit.grows) st = dm_heap_ops->trim(e->heap, 0, &un);
+  pthread_mutex_unlock(&g_lock);
+  if (st != DEVMALLOC_OK) dm_log(DM_LOG_WARN, "warning: trimming the heap of a context failed: %s",
+                                 dm_heap_ops->status_string(st));
+  else if (un) dm_log(DM_LOG_DEBUG, "trim: %zu MiB unmapped", un >> 20);
 }
 
 /* --- primary contexts ----------------------------------------------------- */
@@ -330,12 +381,18 @@ static void print_text(FILE *f, const dm_stats_rec_t *r) {
             (unsigned long long)(s->heap_bytes >> 20));
     return;
   }
+  char heap[96];
+  if (s->grows)
+    snprintf(heap, sizeof heap, "heap grows: %llu MiB mapped (peak %llu, max %llu MiB, %llu growths)",
+             (unsigned long long)(s->mapped_bytes >> 20), (unsigned long long)(s->mapped_peak >> 20),
+             (unsigned long long)(s->max_bytes >> 20), (unsigned long long)s->growth_events);
+  else
+    snprintf(heap, sizeof heap, "heap %llu MiB", (unsigned long long)(s->heap_bytes >> 20));
   fprintf(f,
-          "devmalloc: stats: context %llu (device %d%s%s): heap %llu MiB, allocs %llu, "
+          "devmalloc: stats: context %llu (device %d%s%s): %s, allocs %llu, "
           "frees %llu, failures %llu, peak %llu bytes, large %llu\n",
           r->ctx_id, r->device, state,
-          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "",
-          (unsigned long long)(s->heap_bytes >> 20),
+          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "", heap,
           (unsigned long long)s->allocs, (unsigned long long)s->frees,
           (unsigned long long)s->failures, (unsigned long long)s->peak_bytes,
           (unsigned long long)s->large_allocs);

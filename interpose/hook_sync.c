@@ -4,7 +4,8 @@
  * exactly as asked; after it returns, the context's counters may be sampled
  * for the trace (trace.c). With tracing and stats off they only pass through.
  * (cuCtxSynchronize without arguments is not hooked: the hook generator
- * needs a parameter.)
+ * needs a parameter.) With DEVMALLOC_TRIM, a successful context
+ * synchronization also trims the context's heap if it grows (ctxtab.c).
  *
  * Locking: none here (trace.c).
  */
@@ -29,6 +30,7 @@ CUresult dm_h_event_sync(dm_pfn_cuEventSynchronize real, CUevent ev) {
 
 CUresult dm_h_ctx_sync(dm_pfn_cuCtxSynchronize_v2 real, CUcontext ctx) {
   CUresult r = real(ctx);
+  if (r == CUDA_SUCCESS && dm_options()->trim) dm_ctx_trim(ctx ? ctx : current());
   if (dm_obs_sampling()) dm_obs_sync(ctx ? ctx : current());
   return r;
 }

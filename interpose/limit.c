@@ -10,6 +10,11 @@
  *     set(other)          -> REJECT (CUDA_ERROR_INVALID_VALUE), as the
  *                            stock driver does after a malloc-using launch:
  *                            the heap cannot move under live pointers
+ *   a heap that grows (DEVMALLOC_GROW): the application's value, set before
+ *     the heap exists, is its initial size (mapped at once: the program's
+ *     statement of need); after, any value up to the heap's maximum is
+ *     accepted (NOOP: the heap grows to it when needed), a larger one is
+ *     REJECTed; report: the maximum once the heap exists.
  *   report: heap size if created; else DEVMALLOC_HEAP_SIZE if set; else the
  *     application's value if set; else the devmalloc default if any module
  *     with devmalloc was seen; else 0 = "ask the driver" (stock value).
@@ -21,6 +26,7 @@
 #include "shim.h"
 
 dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value) {
+  if (l->heap_created && l->grows) return value <= l->max_bytes ? DM_LIMIT_NOOP : DM_LIMIT_REJECT;
   if (l->heap_created) return value == l->heap_bytes ? DM_LIMIT_NOOP : DM_LIMIT_REJECT;
   l->app_set = 1;
   l->app_value = value;
@@ -38,7 +44,7 @@ size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,
 
 size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env,
                        uint64_t free_bytes, int devmalloc_seen) {
-  if (l->heap_created) return l->heap_bytes;
+  if (l->heap_created) return l->grows ? l->max_bytes : l->heap_bytes;
   if ((env && env->kind != DM_SIZE_UNSET) || l->app_set || devmalloc_seen)
     return dm_limit_heap_bytes(l, env, free_bytes);
   return 0;

@@ -32,6 +32,7 @@
 #define DEF_STEP (64 * MIB)
 #define DEF_WAIT_MS 200u
 #define DEF_POLL_US 50u
+#define DM_GROW_RESERVE (256 * MIB)
 
 struct dm_rt_growth {
   CUcontext ctx;
@@ -43,7 +44,8 @@ struct dm_rt_growth {
   CUmemGenericAllocationHandle *steps; /* one per step of the pool */
   size_t nsteps;
   uint64_t step;
-  dm_grow_host_t *ghost;       /* host address of the shared block */
+  dm_grow_host_t *ghost;       /* host address of the shared block (a registered page) */
+  int registered;
   dm_grower_t *grower;
   uint64_t trimmed_bytes;
 };
@@ -90,6 +92,10 @@ static int vmm_map(void *ctx, uint64_t off, uint64_t n) {
   struct dm_rt_growth *g = ctx;
   size_t i = off / g->step;
   if (i >= g->nsteps) return -1;
+  /* "the device is full" leaves DM_GROW_RESERVE to the driver and the
+   * program's own allocations (launches need memory too) */
+  size_t fr = 0, tot = 0;
+  if (cuMemGetInfo(&fr, &tot) == CUDA_SUCCESS && fr < n + DM_GROW_RESERVE) return 1;
   return map_at(g, g->va + off, n, &g->steps[i]);
 }
 
@@ -149,7 +155,8 @@ static void teardown(devmalloc_heap_t *h) {
       cuMemRelease(g->meta);
     }
     if (g->va) cuMemAddressFree(g->va, g->va_bytes);
-    if (g->ghost) cuMemFreeHost(g->ghost);
+    if (g->registered) cuMemHostUnregister(g->ghost);
+    free(g->ghost);
     free(g->steps);
     free(g);
   }
@@ -251,12 +258,19 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
     st = e == 1 ? DEVMALLOC_ENOMEM : DEVMALLOC_ECUDA;
     goto fail;
   }
+  /* ordinary host memory, registered: it outlives the context, so the
+   * service thread never reads freed memory when the context goes first */
   void *hp = NULL;
-  if (cuMemHostAlloc(&hp, sizeof(dm_grow_host_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+  if (posix_memalign(&hp, 4096, 4096) != 0) {
+    st = DEVMALLOC_ENOMEM;
+    goto fail;
+  }
+  memset(hp, 0, 4096);
+  g->ghost = hp;
+  if (cuMemHostRegister(hp, 4096, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE) !=
       CUDA_SUCCESS)
     goto fail;
-  g->ghost = hp;
-  memset(g->ghost, 0, sizeof *g->ghost);
+  g->registered = 1;
   CUdeviceptr ghost_dev = 0;
   if (cuMemHostGetDevicePointer(&ghost_dev, hp, 0) != CUDA_SUCCESS) goto fail;
   h->base = g->va;
@@ -306,6 +320,7 @@ static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *o
   out->grow_timeouts = dg.timeouts;
   out->trims = s.trims;
   out->trimmed_bytes = g->trimmed_bytes;
+  out->grows = 1;
   return DEVMALLOC_OK;
 }
 
@@ -378,17 +393,25 @@ devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t 
 }
 
 static devmalloc_status_t growth_destroy(devmalloc_heap_t *h) {
-  devmalloc_status_t st = push(h->ctx);
-  if (st) {
-    /* the context is gone, and its memory with it; stop the thread only */
-    if (h->growth->grower) dm_grower_stop(h->growth->grower);
-    h->growth->grower = NULL;
-    free(h->growth->steps);
-    free(h->growth);
-    free(h);
+  if (push(h->ctx) != DEVMALLOC_OK) {
+    devmalloc_heap_abandon(h);
     return DEVMALLOC_ECUDA;
   }
   teardown(h);
   pop();
   return DEVMALLOC_OK;
+}
+
+void devmalloc_heap_abandon(devmalloc_heap_t *h) {
+  if (!h) return;
+  struct dm_rt_growth *g = h->growth;
+  if (g) {
+    /* no driver call: the context and everything in it are gone; stop the
+     * thread (whose unmaps now fail harmlessly) and free host memory */
+    if (g->grower) dm_grower_stop(g->grower);
+    free(g->ghost);
+    free(g->steps);
+    free(g);
+  }
+  free(h);
 }

@@ -102,14 +102,22 @@ CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *d, size_t n) { FAULT(); return CUDA_SUCCESS; }
+CUresult cuMemGetInfo(size_t *fr, size_t *tot) {
+  *fr = (size_t)1 << 40; /* the limit is cuMemCreate's (phys_limit) */
+  *tot = (size_t)1 << 40;
+  return CUDA_SUCCESS;
+}
 CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p, CUmemAllocationGranularity_flags o) {
   *g = 2u << 20;
   return CUDA_SUCCESS;
 }
-CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags) {
+CUresult cuMemHostRegister(void *p, size_t n, unsigned int flags) {
   FAULT();
-  *p = calloc(1, n);
   __atomic_add_fetch(&hostallocs, 1, __ATOMIC_SEQ_CST);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemHostUnregister(void *p) {
+  __atomic_sub_fetch(&hostallocs, 1, __ATOMIC_SEQ_CST);
   return CUDA_SUCCESS;
 }
 CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int f) {
@@ -117,11 +125,7 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int f) {
   *d = (CUdeviceptr)(uintptr_t)p;
   return CUDA_SUCCESS;
 }
-CUresult cuMemFreeHost(void *p) {
-  free(p);
-  __atomic_sub_fetch(&hostallocs, 1, __ATOMIC_SEQ_CST);
-  return CUDA_SUCCESS;
-}
+
 CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
   FAULT();
   void *m = aligned_alloc(2u << 20, (n + (2u << 20) - 1) / (2u << 20) * (2u << 20));
