@@ -164,7 +164,10 @@ typedef struct dm_grow {
   uint64_t released; /* pool bytes given to the tree: [0, released) */
   uint64_t asked;    /* largest target stored for the host since the last trim */
   uint32_t lock;     /* growth lock: releases and trims of the tree's top */
-  uint32_t pad;
+  uint32_t poller;   /* 1 while one waiting request reads the host's block for all */
+  uint64_t seen;     /* the poller's last reading: mapped, or 1 << 63 | released
+                      * when the host refused or stopped there (the other
+                      * waiters read this, not host memory) */
   uint64_t waits;    /* requests that waited for the host */
   uint64_t timeouts; /* waits that ended without memory (NULL follows) */
   uint64_t releases; /* times mapped memory was given to the tree */

@@ -14,7 +14,8 @@
  *   host refuses the target, or grow_wait_ns pass. 1: try the tree again;
  *   0: no memory will come (NULL for the request).
  * dm_grow_ahead (after every tree allocation): when the tree holds less than
- *   the watermark free, ask the host for a step more, without waiting.
+ *   the watermark free, ask the host for more, without waiting. Either asks
+ *   for max(step, a quarter of the released size) more (geometric growth).
  * dm_grow_trim: return the empty chunks bins keep to the tree (a reclaim
  *   pass), then, under the growth lock, take free memory at the top of the
  *   released range back from the tree, a unit at a time (all granules of a
@@ -60,6 +61,8 @@ static DM_INLINE void grow_unlock(dm_grow_t *g) {
   dm_store32(&g->lock, 0u);
 }
 
+#define SEEN_STOP (1ull << 63) /* dm_grow_t.seen: the host refused or stopped at this top */
+
 DM_FN uint64_t dm_grow_released(const dm_heap_t *h) {
   return h->grow ? dm_load64(&h->grow->released) : h->buddy.pool_bytes;
 }
@@ -79,6 +82,13 @@ static DM_COLD void release_range(dm_heap_t *h, uint64_t a, uint64_t e) {
     dm_buddy_free_run(b, dm_buddy_node_at(b, o, a), o - DM_GROW_ORDER);
     a += 1ull << (o + DM_LEAF_SHIFT);
   }
+}
+
+/* How much more to ask for above r: a step, or a quarter of what the heap
+ * has when that is more (16 GiB from 64 MiB in ~30 rounds, not 256). */
+static DM_INLINE uint64_t grow_by(const dm_heap_t *h, uint64_t r) {
+  uint64_t q = r / 4 / DM_GROW_BYTES * DM_GROW_BYTES;
+  return q > h->grow_step ? q : h->grow_step;
 }
 
 /* Raise the target stored for the host to `want` (never lowers it). */
@@ -113,27 +123,54 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
   uint64_t m = dm_load64(&x->mapped);
   if (m > pool) m = pool;
   if (m > r) {
-    release_range(h, r, m);
+    /* released first: a block handed out from these granules the moment
+     * they are free must never be above it (a free of it would be refused
+     * as foreign) */
     dm_store64(&g->released, m);
+    dm_fence();
+    release_range(h, r, m);
     dm_add64(&g->releases, 1);
     grow_unlock(g);
     return 1;
   }
   grow_unlock(g);
   /* nothing mapped above what the tree has: ask the host and wait */
-  uint64_t step = h->grow_step > unit ? h->grow_step : unit;
+  uint64_t step = grow_by(h, r);
+  if (step < unit) step = unit;
   ask_host(h, want > r + step ? want : r + step);
   if (!dm_load64(&x->alive)) return 0;
   dm_add64(&g->waits, 1);
   uint64_t t0 = now_ns();
   uint32_t ns = 256;
+  int poller = 0;
   for (uint32_t k = 1;; k++) {
-    if (dm_load64(&g->released) != r || dm_load64(&x->mapped) > r) return 1;
-    /* the host could not map its last target (the device is full) and has
-     * mapped nothing new for us: end now rather than at the bound */
-    if (dm_load64(&x->refused) || !dm_load64(&x->alive)) break;
-    if (now_ns() - t0 > h->grow_wait_ns) break;
-    if ((k & (k - 1)) == 0) dm_store64(&x->target, dm_load64(&g->asked)); /* a racing store may have lowered it */
+    if (dm_load64(&g->released) != r) {
+      if (poller) dm_store32(&g->poller, 0u);
+      return 1;
+    }
+    /* One waiter (the poller) reads the host's block and mirrors it in
+     * `seen`; the others read `seen` in device memory: thousands of
+     * threads polling host memory would flood the bus. */
+    if (!poller && dm_load32(&g->poller) == 0 && dm_cas32(&g->poller, 0u, 1u) == 0u) poller = 1;
+    uint64_t seen;
+    if (poller) {
+      uint64_t m = dm_load64(&x->mapped);
+      /* the host could not map its last target (the device is full) or its
+       * service stopped: end now rather than at the bound */
+      seen = (dm_load64(&x->refused) && m <= r) || !dm_load64(&x->alive) ? (SEEN_STOP | r) : m;
+      dm_store64(&g->seen, seen);
+      if ((k & (k - 1)) == 0) dm_store64(&x->target, dm_load64(&g->asked)); /* a racing store may have lowered it */
+    } else {
+      seen = dm_load64(&g->seen);
+    }
+    /* a stop is about the top it was seen at; an older one is ignored */
+    int stop = (seen & SEEN_STOP) && (seen & ~SEEN_STOP) == r;
+    int more = !(seen & SEEN_STOP) && seen > r;
+    if (stop || more || now_ns() - t0 > h->grow_wait_ns) {
+      if (poller) dm_store32(&g->poller, 0u);
+      if (more) return 1;
+      break;
+    }
     dm_pause_ns(ns);
     if (ns < 32768) ns <<= 1;
   }
@@ -146,7 +183,8 @@ DM_FN void dm_grow_ahead(dm_heap_t *h) {
   if (!g) return;
   uint64_t r = dm_load64(&g->released), used = dm_load64(&h->hstats->footprint);
   if (r >= h->buddy.pool_bytes || used + h->grow_watermark < r) return;
-  uint64_t want = r + (h->grow_step > h->grow_watermark ? h->grow_step : h->grow_watermark);
+  uint64_t by = grow_by(h, r);
+  uint64_t want = r + (by > h->grow_watermark ? by : h->grow_watermark);
   if (dm_load64(&g->asked) < want) ask_host(h, want);
 }
 
@@ -171,6 +209,7 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
   if (dm_load64(&h->ghost->mapped) > r) dm_store64(&h->ghost->mapped, r);
   dm_store64(&h->ghost->target, r);
   dm_store64(&g->asked, r);
+  dm_store64(&g->seen, r);
   dm_fence();
   grow_unlock(g);
   return r;

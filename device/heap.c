@@ -86,14 +86,21 @@ DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
  * chunks that bins keep and try once more. First node or 0. */
 DM_COLD uint64_t dm_heap_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
   uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (h->grow) { /* a heap that grows: more mapped memory, then try again (grow.c) */
+  if (h->grow) {
+    /* A heap that grows: more mapped memory, then try again (grow.c); the
+     * reclaim pass (a scan of every chunk of the maximum) only when growing
+     * cannot help: at the maximum, the device full, or the wait over. */
     uint32_t j = 0;
     while ((1u << j) < k) j++;
     for (uint32_t n = 0; !node && n < 1024u && dm_grow_more(h, order + j); n++)
       node = dm_buddy_alloc_run(&h->buddy, order, k);
+    if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
     if (node) dm_grow_ahead(h);
+    DM_ASSERT(!node || dm_buddy_node_offset(&h->buddy, node) + ((uint64_t)k << (order + DM_LEAF_SHIFT)) <=
+                           dm_load64(&h->grow->released));
+    return node;
   }
+  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
   return node;
 }
 

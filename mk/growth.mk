@@ -28,3 +28,8 @@ $(BUILD)/gpu/dm_grow: tests/gpu/progs/dm_grow.cu $(DEVICE_LIB) $(HOST_LIB) | $(B
 $(BUILD)/gpu/dm_grow_plain: tests/gpu/progs/dm_grow.cu | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
 GPU_BINS += $(BUILD)/gpu/dm_grow $(BUILD)/gpu/dm_grow_plain
+
+# test_grow again with the chaos switch (yields at the allocator's racy points)
+$(BUILD)/tests/test_grow_chaos: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -Ihost/heap $< $(GROWER_SRCS) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_grow_chaos

@@ -12,7 +12,8 @@
  * Process exit: an atexit handler stops every service thread's mapping
  * (alive cleared, requests end in NULL) before the driver is torn down.
  * After fork the child has no service thread: its heaps are not usable (as
- * with any CUDA state in a forked child).
+ * with any CUDA state in a forked child); stopping one there only frees the
+ * grower (no join, no driver call).
  *
  * Locking: g->lock around mapping, trimming and stopping; the thread never
  * takes another lock and never waits for the device.
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "growth.h"
 
 struct dm_grower {
@@ -30,6 +32,7 @@ struct dm_grower {
   void *ctx;
   pthread_mutex_t lock;
   pthread_t thread;
+  pid_t pid;                  /* the process that started the thread (fork: not its child) */
   int running;
   int stop;                   /* atomic */
   uint64_t mapped;            /* written under lock (atomic: the thread polls it) */
@@ -142,6 +145,7 @@ dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const 
     return NULL;
   }
   g->running = 1;
+  g->pid = getpid();
   *err = 0;
   return g;
 }
@@ -180,6 +184,10 @@ uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
 
 void dm_grower_stop(dm_grower_t *g) {
   if (!g) return;
+  if (g->running && g->pid != getpid()) { /* a forked child: no thread, no usable driver state */
+    free(g);
+    return;
+  }
   pthread_mutex_lock(&g->lock);
   __atomic_store_n(&g->stop, 1, __ATOMIC_SEQ_CST);
   __atomic_store_n(&g->x->alive, 0, __ATOMIC_SEQ_CST);

@@ -107,10 +107,14 @@ static void vmm_unmap(void *ctx, uint64_t off, uint64_t n) {
   if (i < g->nsteps) g->steps[i] = 0;
 }
 
-/* The service thread works in the heap's context. */
+/* The service thread works in the heap's context, in relaxed capture mode:
+ * in the default (global) mode its VMM calls would fail, and invalidate the
+ * capture, while an application thread captures a graph. */
 static void vmm_thread_init(void *ctx) {
   struct dm_rt_growth *g = ctx;
   cuCtxSetCurrent(g->ctx);
+  CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+  cuThreadExchangeStreamCaptureMode(&m);
 }
 
 typedef struct {
@@ -385,7 +389,10 @@ devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t 
   devmalloc_status_t st = push(h->ctx);
   if (st) return st;
   trim_arg_t t = {h, 0};
+  CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+  int relaxed = cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
   uint64_t freed = dm_grower_trim(h->growth->grower, keep, claim_on_copy, &t);
+  if (relaxed) cuThreadExchangeStreamCaptureMode(&m);
   h->growth->trimmed_bytes += freed;
   pop();
   if (unmapped) *unmapped = (size_t)freed;

@@ -185,8 +185,18 @@ static void *worker(void *arg) {
       w->got++;
     } else {
       size_t i = (r >> 4) % n;
-      if (!intact(p[i], sz[i], (uint8_t)(i + w->seed))) w->bad++;
-      if (dm_free(w->f->h, p[i]) != DM_FREE_OK) w->bad++;
+      if (!intact(p[i], sz[i], (uint8_t)(i + w->seed))) {
+        w->bad++;
+        fprintf(stderr, "damaged block %p size %llu (offset %llu)\n", (void *)p[i],
+                (unsigned long long)sz[i], (unsigned long long)(p[i] - w->f->va));
+      }
+      int fs = dm_free(w->f->h, p[i]);
+      if (fs != DM_FREE_OK) {
+        w->bad++;
+        fprintf(stderr, "free of %p size %llu (offset %llu): %d (released %llu, mapped %llu)\n", (void *)p[i],
+                (unsigned long long)sz[i], (unsigned long long)(p[i] - w->f->va), fs,
+                (unsigned long long)dm_grow_released(w->f->h), (unsigned long long)__atomic_load_n(&w->f->x.mapped, __ATOMIC_SEQ_CST));
+      }
       live -= block_bytes(sz[i]);
       p[i] = p[--n];
       sz[i] = sz[n];
@@ -233,7 +243,8 @@ static void test_grow_under_load(void **st) {
   dm_grower_stats(f.g, &s);
   printf("  grew %llu times, peak %llu MiB mapped, %llu maps, waits %llu\n",
          (unsigned long long)s.events, (unsigned long long)(s.peak >> 20),
-         (unsigned long long)f.maps, (unsigned long long)f.h->grow->waits);
+         (unsigned long long)__atomic_load_n(&f.maps, __ATOMIC_SEQ_CST),
+         (unsigned long long)__atomic_load_n(&f.h->grow->waits, __ATOMIC_SEQ_CST));
   assert_true(s.events > 0);
   assert_true(s.peak >= 192u << 20);
   assert_true(s.peak <= f.L.pool_bytes);
@@ -245,7 +256,7 @@ static void test_grow_under_load(void **st) {
   printf("  trim unmapped %llu MiB, %llu MiB left mapped\n", (unsigned long long)(freed >> 20),
          (unsigned long long)(s.mapped >> 20));
   assert_int_equal(s.mapped, 4u << 20);
-  assert_int_equal(f.x.mapped, 4u << 20);
+  assert_int_equal(__atomic_load_n(&f.x.mapped, __ATOMIC_SEQ_CST), 4u << 20);
   assert_true(dm_grow_released(f.h) <= 4u << 20);
   assert_consistent(f.h);
   assert_true(dm_heap_is_whole(f.h));
@@ -287,7 +298,7 @@ static void test_maximum(void **st) {
     assert_int_equal(w[i].bad, 0);
     assert_int_equal(w[i].nulls, 1);
   }
-  assert_int_equal(f.x.mapped, 64u << 20);
+  assert_int_equal(__atomic_load_n(&f.x.mapped, __ATOMIC_SEQ_CST), 64u << 20);
   assert_consistent(f.h);
   assert_true(dm_heap_is_whole(f.h));
   gheap_fini(&f);
@@ -311,7 +322,7 @@ static void test_device_full(void **st) {
   run_workers(&f, 2, 1ull << 40, 0, NULL, w);
   for (int i = 0; i < 2; i++) assert_int_equal(w[i].nulls, 1);
   assert_true(secs() - t0 < 5.0);
-  assert_int_equal(f.x.mapped, 16u << 20);
+  assert_int_equal(__atomic_load_n(&f.x.mapped, __ATOMIC_SEQ_CST), 16u << 20);
   dm_grower_stats_t s;
   dm_grower_stats(f.g, &s);
   assert_true(s.refusals > 0);

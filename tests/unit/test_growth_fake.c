@@ -162,6 +162,7 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr s, size_t n, CUstream st) {
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr s, size_t n) { return cuMemcpyDtoHAsync(dst, s, n, 0); }
 CUresult cuCtxGetCurrent(CUcontext *c) { *c = (CUcontext)0x10; return CUDA_SUCCESS; }
 CUresult cuCtxSetCurrent(CUcontext c) { return CUDA_SUCCESS; }
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m) { return CUDA_SUCCESS; }
 CUresult cuCtxPushCurrent(CUcontext c) { FAULT(); return CUDA_SUCCESS; }
 CUresult cuCtxPopCurrent(CUcontext *c) { *c = (CUcontext)0x10; return CUDA_SUCCESS; }
 CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
