@@ -82,7 +82,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
     uint64_t rel = h->grow->released;
     if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES) fail(&r, "released is not a granule boundary in the pool", rel);
     for (uint64_t a = rel; a < h->buddy.pool_bytes; a += DM_GROW_BYTES) {
-      uint64_t n = dm_buddy_node_at(&h->buddy, DM_GROW_ORDER, a);
+      uint64_t n = (1ull << (h->buddy.top - DM_GROW_ORDER)) + (a >> DM_GROW_SHIFT); /* its node */
       if (h->buddy.state[n] != DM_NODE_BUSY) fail(&r, "granule above released not held by the grower", n);
     }
     if (h->grow->lock) fail(&r, "growth lock held at rest", 0);

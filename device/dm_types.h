@@ -147,16 +147,19 @@ typedef struct dm_heap_stats {
 #define DM_GROW_BYTES      (1ull << DM_GROW_SHIFT)
 
 /* Shared with the host's service thread (host-mapped memory on the GPU).
- * Written by the host: mapped, refused, alive. Written by the device:
- * target (and mapped/target by a trim, under the growth lock, while the host
- * holds its own lock and maps nothing). */
+ * Written by the host: mapped, refused, alive, events. Written by the
+ * device: target; a trim (under the growth lock) sets ceiling and
+ * trim_result, and the host clears ceiling once it has unmapped. */
 typedef struct dm_grow_host {
   uint64_t mapped;   /* pool bytes mapped from the pool's start */
   uint64_t target;   /* pool bytes the device wants mapped */
   uint64_t refused;  /* a target the host could not reach (device full), 0: none */
   uint64_t alive;    /* 1 while a service thread answers targets */
   uint64_t events;   /* host: times it mapped more (for stats) */
-  uint64_t pad[3];
+  uint64_t ceiling;  /* 0, or 1 + the top a trim took memory back to: nothing above
+                      * it is given to the tree until the host has unmapped */
+  uint64_t trim_result; /* the trim kernel's answer (the new top) */
+  uint64_t pad;
 } dm_grow_host_t;
 
 /* Device side (in the metadata, so a copy of it is checked with the rest). */

@@ -19,10 +19,11 @@
  * dm_grow_trim: return the empty chunks bins keep to the tree (a reclaim
  *   pass), then, under the growth lock, take free memory at the top of the
  *   released range back from the tree, a unit at a time (all granules of a
- *   unit or none: dm_buddy_claim_at), and lower `released`, `ghost->mapped`
- *   and `ghost->target` to the new top, so no request gives those granules
- *   to the tree again; the host unmaps them afterwards. The host calls it
- *   only while it holds its own lock (it maps nothing meanwhile).
+ *   unit or none: dm_buddy_claim_at), lower `released` and `ghost->target`
+ *   to the new top and set `ghost->ceiling` there, so no request gives
+ *   those granules to the tree again; the host unmaps everything above the
+ *   ceiling, lowers `mapped`, then clears the ceiling. On the GPU it runs as
+ *   a kernel (device/trim_kernel.cu) beside the program's kernels.
  *
  * Locking: the growth lock (a spin lock in dm_grow_t) is taken on slow paths
  * only, never while a node or bin lock is held; under it the holder takes
@@ -91,6 +92,13 @@ static DM_INLINE uint64_t grow_by(const dm_heap_t *h, uint64_t r) {
   return q > h->grow_step ? q : h->grow_step;
 }
 
+/* Mapped memory the tree may take: below a trim's ceiling while the host
+ * unmaps above it. */
+static DM_INLINE uint64_t usable(const dm_grow_host_t *x) {
+  uint64_t m = dm_load64(&x->mapped), c = dm_load64(&x->ceiling);
+  return c && m > c - 1 ? c - 1 : m;
+}
+
 /* Raise the target stored for the host to `want` (never lowers it). */
 static DM_INLINE void ask_host(dm_heap_t *h, uint64_t want) {
   dm_grow_t *g = h->grow;
@@ -120,7 +128,7 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
     grow_unlock(g);
     return 1;
   }
-  uint64_t m = dm_load64(&x->mapped);
+  uint64_t m = usable(x);
   if (m > pool) m = pool;
   if (m > r) {
     /* released first: a block handed out from these granules the moment
@@ -137,7 +145,8 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
   /* nothing mapped above what the tree has: ask the host and wait */
   uint64_t step = grow_by(h, r);
   if (step < unit) step = unit;
-  ask_host(h, want > r + step ? want : r + step);
+  uint64_t tgt = want > r + step ? want : r + step;
+  ask_host(h, tgt);
   if (!dm_load64(&x->alive)) return 0;
   dm_add64(&g->waits, 1);
   uint64_t t0 = now_ns();
@@ -152,9 +161,10 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
      * `seen`; the others read `seen` in device memory: thousands of
      * threads polling host memory would flood the bus. */
     if (!poller && dm_load32(&g->poller) == 0 && dm_cas32(&g->poller, 0u, 1u) == 0u) poller = 1;
+    if (dm_load64(&g->asked) < tgt) ask_host(h, tgt); /* a trim meanwhile lowered it */
     uint64_t seen;
     if (poller) {
-      uint64_t m = dm_load64(&x->mapped);
+      uint64_t m = usable(x);
       /* the host could not map its last target (the device is full) or its
        * service stopped: end now rather than at the bound */
       seen = (dm_load64(&x->refused) && m <= r) || !dm_load64(&x->alive) ? (SEEN_STOP | r) : m;
@@ -205,8 +215,9 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
     r = a;
   }
   dm_store64(&g->released, r);
-  /* the host unmaps above r: no request may give that memory to the tree */
-  if (dm_load64(&h->ghost->mapped) > r) dm_store64(&h->ghost->mapped, r);
+  /* the host unmaps above r: no request may give that memory to the tree
+   * until it has (it clears the ceiling then) */
+  dm_store64(&h->ghost->ceiling, r + 1);
   dm_store64(&h->ghost->target, r);
   dm_store64(&g->asked, r);
   dm_store64(&g->seen, r);

@@ -107,9 +107,10 @@ int devmalloc_heap_grows(const devmalloc_heap_t *heap);
 
 /* Unmap free memory at the top of a heap that grows, keeping at least
  * `keep` bytes (and its initial size) mapped. No live block moves; only
- * memory above the highest live block can go. The heap must be idle: no
- * kernel using it running or launched meanwhile (it works on a copy of the
- * heap's metadata). *unmapped (if not NULL) gets the bytes unmapped. A fixed
+ * memory above the highest live block can go. Kernels may run meanwhile: a
+ * small kernel of the runtime's own on the heap's stream takes the memory
+ * back from the heap's tree, then it is unmapped (this call waits for that
+ * kernel only). *unmapped (if not NULL) gets the bytes unmapped. A fixed
  * heap: nothing happens. */
 devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *heap, size_t keep, size_t *unmapped);
 

@@ -24,8 +24,7 @@ cudaError_t devmalloc_cuda_init(size_t heap_bytes);
  * first, up to the device's memory; see devmalloc_grow_config_t). Where the
  * device has no virtual memory management, a fixed heap of cfg->fallback
  * (else cfg->initial, else 64 MiB) bytes. Call devmalloc_heap_trim
- * (devmalloc_cuda_heap(), ...) at points where no kernel runs to give free
- * memory back. */
+ * (devmalloc_cuda_heap(), ...) to give free memory back (kernels may run). */
 cudaError_t devmalloc_cuda_init_growing(const devmalloc_grow_config_t *cfg);
 /* The heap created for the current device by devmalloc_cuda_init, or NULL. */
 devmalloc_heap_t *devmalloc_cuda_heap(void);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct dm_ctxent {
@@ -303,14 +304,29 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
   pthread_mutex_unlock(&g_lock);
 }
 
-/* DEVMALLOC_TRIM: after a whole-context synchronization, unmap the free
- * memory at the top of ctx's heap (if it grows). */
+/* DEVMALLOC_TRIM: after a synchronization, unmap the free memory at the top
+ * of ctx's heap (if it grows) when at least DM_TRIM_MIN_FREE of what is
+ * mapped is free; at most once per DM_TRIM_PERIOD_NS in the process (the
+ * check costs a read of the counters; the trim a small kernel). */
+#define DM_TRIM_PERIOD_NS 1000000000ull
+#define DM_TRIM_MIN_FREE (256ull << 20)
+static _Atomic uint64_t g_last_trim;
 void dm_ctx_trim(CUcontext ctx) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  uint64_t last = atomic_load(&g_last_trim);
+  if (now - last < DM_TRIM_PERIOD_NS || !atomic_compare_exchange_strong(&g_last_trim, &last, now))
+    return;
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find(ctx);
   size_t un = 0;
   devmalloc_status_t st = DEVMALLOC_OK;
-  if (e && e->heap && !e->lost && e->limit.grows) st = dm_heap_ops->trim(e->heap, 0, &un);
+  devmalloc_stats_t s;
+  if (e && e->heap && !e->lost && e->limit.grows && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
+    uint64_t meta = s.heap_bytes - s.pool_bytes, pool_mapped = s.mapped_bytes > meta ? s.mapped_bytes - meta : 0;
+    if (pool_mapped > s.footprint_bytes + DM_TRIM_MIN_FREE) st = dm_heap_ops->trim(e->heap, 0, &un);
+  }
   pthread_mutex_unlock(&g_lock);
   if (st != DEVMALLOC_OK) dm_log(DM_LOG_WARN, "warning: trimming the heap of a context failed: %s",
                                  dm_heap_ops->status_string(st));

@@ -3,8 +3,19 @@
 # fake driver (tests/unit/test_grow.c), also under ThreadSanitizer.
 
 GROWER_SRCS := host/heap/grower.c
-GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c device/sem.c device/buddy.c \
-                    device/sizeclass.c device/slab.c device/heap.c device/grow.c device/host_prim.c
+GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c $(BUILD)/host/trim_fatbin.c
+
+# The trim kernel (device/trim_kernel.cu: dm_grow_trim as a kernel), a fatbin
+# embedded in the host runtime as a C array and loaded per context at the
+# first trim.
+$(BUILD)/host/trim_kernel.fatbin: device/trim_kernel.cu $(filter-out device/host_prim.c device/layout.c device/check.c,$(wildcard device/*.c)) device/*.h | $(BUILD)/host/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -fatbin $(NVCC_GENCODE) $< -o $@
+$(BUILD)/host/trim_fatbin.c: $(BUILD)/host/trim_kernel.fatbin
+	{ echo '/* generated from device/trim_kernel.cu by mk/growth.mk */'; \
+	  echo 'const unsigned char dm_trim_fatbin[] __attribute__((aligned(8))) = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/host/trim_fatbin.o: $(BUILD)/host/trim_fatbin.c
+	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
 $(BUILD)/host/%.o: host/heap/%.c include/*.h device/*.h host/heap/*.h | $(BUILD)/host/.dir
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
 $(BUILD)/tests/test_grow: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_LIB) | $(BUILD)/tests/.dir

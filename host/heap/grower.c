@@ -31,6 +31,7 @@ struct dm_grower {
   dm_grow_ops_t ops;
   void *ctx;
   pthread_mutex_t lock;
+  pthread_mutex_t trim_lock;  /* one trim at a time (taken before lock) */
   pthread_t thread;
   pid_t pid;                  /* the process that started the thread (fork: not its child) */
   int running;
@@ -127,6 +128,7 @@ dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const 
   g->ops = *ops;
   g->ctx = ctx;
   pthread_mutex_init(&g->lock, NULL);
+  pthread_mutex_init(&g->trim_lock, NULL);
   uint64_t init = (cfg->initial + cfg->step - 1) / cfg->step * cfg->step;
   if (init < cfg->step) init = cfg->step;
   g->cfg.initial = init < cfg->pool_bytes ? init : cfg->pool_bytes;
@@ -161,24 +163,33 @@ static void unmap_down_to(dm_grower_t *g, uint64_t to) {
 
 uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
                         uint64_t (*claim)(void *arg, uint64_t floor, uint64_t unit), void *arg) {
-  pthread_mutex_lock(&g->lock);
+  pthread_mutex_lock(&g->trim_lock);
   uint64_t floor = keep > g->cfg.initial ? keep : g->cfg.initial;
   floor = (floor + g->cfg.step - 1) / g->cfg.step * g->cfg.step;
-  uint64_t before = g->mapped, freed = 0;
-  if (before > floor) {
-    /* claim lowers x->mapped to its new top before the memory goes away */
+  uint64_t freed = 0;
+  if (mapped_now(g) > floor) {
+    /* The claim runs where the tree lives (a kernel on the GPU) without our
+     * lock, so the service thread keeps mapping for running kernels
+     * meanwhile. It sets a ceiling at its new top r: nothing above r is given
+     * to the tree any more. */
     uint64_t r = claim(arg, floor, g->cfg.step);
-    r = (r + g->cfg.step - 1) / g->cfg.step * g->cfg.step;
-    if (r < floor) r = floor;
-    if (r < before) {
-      unmap_down_to(g, r);
-      freed = before - g->mapped;
-      g->trims++;
+    if (r != UINT64_MAX) {
+      pthread_mutex_lock(&g->lock);
+      r = (r + g->cfg.step - 1) / g->cfg.step * g->cfg.step;
+      if (r < floor) r = floor;
+      uint64_t before = g->mapped;
+      if (r < before) {
+        unmap_down_to(g, r);
+        freed = before - g->mapped;
+        g->trims++;
+      }
+      publish(g);
+      /* mapped is lowered: lift the ceiling (requests may release again) */
+      __atomic_store_n(&g->x->ceiling, 0, __ATOMIC_SEQ_CST);
+      pthread_mutex_unlock(&g->lock);
     }
-    publish(g);
-    __atomic_store_n(&g->x->target, g->mapped, __ATOMIC_SEQ_CST);
   }
-  pthread_mutex_unlock(&g->lock);
+  pthread_mutex_unlock(&g->trim_lock);
   return freed;
 }
 
@@ -195,6 +206,7 @@ void dm_grower_stop(dm_grower_t *g) {
   if (g->running) pthread_join(g->thread, NULL);
   unmap_down_to(g, 0);
   pthread_mutex_destroy(&g->lock);
+  pthread_mutex_destroy(&g->trim_lock);
   free(g);
 }
 

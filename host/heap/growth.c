@@ -10,9 +10,10 @@
  * now, more when the device asks through the block it shares with the host
  * (dm_grow_host_t in cuMemHostAlloc(DEVICEMAP) memory).
  *
- * Trim (heap idle): the metadata is copied to the host, dm_grow_trim runs on
- * the copy (the same core code as on the device), the pages that changed are
- * copied back, then grower.c unmaps the steps above the new top.
+ * Trim: dm_grow_trim runs as a kernel of the runtime's own module
+ * (device/trim_kernel.cu, embedded as a fatbin, loaded in the heap's context
+ * at the first trim) on the heap's stream, beside the program's kernels; it
+ * sets a ceiling at the new top, then grower.c unmaps the steps above it.
  *
  * Without virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_
  * MANAGEMENT_SUPPORTED = 0, or a VMM call missing) a fixed heap of
@@ -48,6 +49,8 @@ struct dm_rt_growth {
   int registered;
   dm_grower_t *grower;
   uint64_t trimmed_bytes;
+  CUmodule trim_mod;           /* the trim kernel's module, loaded at the first trim */
+  CUfunction trim_fn;
 };
 
 static devmalloc_status_t push(CUcontext ctx) {
@@ -154,6 +157,7 @@ static void teardown(devmalloc_heap_t *h) {
   struct dm_rt_growth *g = h->growth;
   if (g) {
     if (g->grower) dm_grower_stop(g->grower); /* unmaps the pool's steps */
+    if (g->trim_mod) cuModuleUnload(g->trim_mod);
     if (g->meta) {
       cuMemUnmap(g->va + h->layout.pool_bytes, g->meta_bytes);
       cuMemRelease(g->meta);
@@ -328,58 +332,42 @@ static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *o
   return DEVMALLOC_OK;
 }
 
-/* ---- trim on a copy of the metadata ------------------------------------ */
+/* ---- trim: a kernel of the runtime's own module ------------------------ */
+/* device/trim_kernel.cu, compiled to a fatbin and embedded (mk/growth.mk) */
+extern const unsigned char dm_trim_fatbin[];
+
 typedef struct {
   devmalloc_heap_t *h;
   int err;
 } trim_arg_t;
 
-static uint64_t claim_on_copy(void *arg, uint64_t floor, uint64_t unit) {
+/* dm_grow_trim on the device, beside whatever else runs (context pushed).
+ * Returns the new top, UINT64_MAX when the kernel could not run. */
+static uint64_t claim_by_kernel(void *arg, uint64_t floor, uint64_t unit) {
   trim_arg_t *t = arg;
   devmalloc_heap_t *h = t->h;
-  uint64_t pool = h->layout.pool_bytes, n = h->layout.total - pool;
-  char *old = malloc(n), *cur = malloc(n);
-  uint64_t top = UINT64_MAX; /* nothing read: nothing claimed, nothing unmapped */
+  struct dm_rt_growth *g = h->growth;
   t->err = 1;
-  if (!old || !cur) goto out;
-  CUresult r = cuMemcpyDtoHAsync(old, h->base + pool, n, h->stream);
-  if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
-  if (r != CUDA_SUCCESS) goto out;
-  memcpy(cur, old, n);
-  dm_heap_t view;
-  dm_heap_build(&h->layout, (uint64_t)(uintptr_t)cur - pool, h->bytes, &view);
-  const dm_heap_t *img = &h->image;
-  view.ghost = h->growth->ghost; /* the shared block itself: trim lowers mapped there */
-  view.grow_step = img->grow_step;
-  view.grow_watermark = img->grow_watermark;
-  view.grow_wait_ns = img->grow_wait_ns;
-  top = view.grow->released;
-  uint64_t r2 = dm_grow_trim(&view, floor, unit);
-  /* copy back the pages that changed */
-  const uint64_t pg = 4096;
-  for (uint64_t o = 0; o < n;) {
-    uint64_t len = n - o < pg ? n - o : pg;
-    if (!memcmp(old + o, cur + o, len)) {
-      o += len;
-      continue;
+  if (!g->trim_fn) {
+    if (!g->trim_mod && cuModuleLoadData(&g->trim_mod, dm_trim_fatbin) != CUDA_SUCCESS) {
+      g->trim_mod = NULL;
+      return UINT64_MAX;
     }
-    uint64_t e = o + len;
-    while (e < n) {
-      uint64_t l2 = n - e < pg ? n - e : pg;
-      if (!memcmp(old + e, cur + e, l2)) break;
-      e += l2;
+    if (cuModuleGetFunction(&g->trim_fn, g->trim_mod, "devmalloc_trim_kernel") != CUDA_SUCCESS) {
+      g->trim_fn = NULL;
+      return UINT64_MAX;
     }
-    r = cuMemcpyHtoDAsync(h->base + pool + o, cur + o, e - o, h->stream);
-    if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
-    if (r != CUDA_SUCCESS) goto out; /* the heap is damaged: report it */
-    o = e;
   }
-  top = r2;
+  CUdeviceptr heap = h->desc;
+  unsigned long long fl = floor, un = unit;
+  CUdeviceptr out = (CUdeviceptr)(uintptr_t)h->image.ghost + offsetof(dm_grow_host_t, trim_result);
+  void *params[] = {&heap, &fl, &un, &out};
+  __atomic_store_n(&g->ghost->trim_result, UINT64_MAX, __ATOMIC_SEQ_CST);
+  CUresult r = cuLaunchKernel(g->trim_fn, 1, 1, 1, 1, 1, 1, 0, h->stream, params, NULL);
+  if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
+  if (r != CUDA_SUCCESS) return UINT64_MAX;
   t->err = 0;
-out:
-  free(old);
-  free(cur);
-  return top;
+  return __atomic_load_n(&g->ghost->trim_result, __ATOMIC_SEQ_CST);
 }
 
 devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t *unmapped) {
@@ -391,7 +379,7 @@ devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t 
   trim_arg_t t = {h, 0};
   CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
   int relaxed = cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
-  uint64_t freed = dm_grower_trim(h->growth->grower, keep, claim_on_copy, &t);
+  uint64_t freed = dm_grower_trim(h->growth->grower, keep, claim_by_kernel, &t);
   if (relaxed) cuThreadExchangeStreamCaptureMode(&m);
   h->growth->trimmed_bytes += freed;
   pop();

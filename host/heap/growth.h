@@ -44,8 +44,11 @@ dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const 
 /* Take free memory at the top back and unmap it, keeping at least `keep`
  * bytes (and the initial size) mapped. `claim(arg, floor, unit)` takes free
  * units at the top of the released range back from the tree down to floor at
- * most and returns the new top (dm_grow_trim, run where the tree lives).
- * Returns the bytes unmapped. */
+ * most, sets the shared block's ceiling there and returns the new top
+ * (dm_grow_trim, run where the tree lives; UINT64_MAX: it could not run,
+ * nothing is unmapped). The service thread keeps mapping while it runs;
+ * then everything above the new top is unmapped, `mapped` lowered and the
+ * ceiling cleared. Returns the bytes unmapped. */
 uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
                         uint64_t (*claim)(void *arg, uint64_t floor, uint64_t unit), void *arg);
 

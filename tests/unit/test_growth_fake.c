@@ -178,6 +178,31 @@ CUresult cuStreamCreate(CUstream *s, unsigned f) {
 }
 CUresult cuStreamDestroy(CUstream s) { return CUDA_SUCCESS; }
 CUresult cuStreamSynchronize(CUstream s) { FAULT(); return CUDA_SUCCESS; }
+/* The trim kernel: "device" memory is host memory, so the fake runs the
+ * kernel's body (dm_grow_trim) right here, on the heap, in this thread. */
+static int kernel_launches;
+CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+  FAULT();
+  *m = (CUmodule)0x30;
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule m) { return CUDA_SUCCESS; }
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  if (strcmp(name, "devmalloc_trim_kernel")) return CUDA_ERROR_NOT_FOUND;
+  *f = (CUfunction)0x40;
+  return CUDA_SUCCESS;
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shm, CUstream s, void **params, void **extra) {
+  FAULT();
+  if (f != (CUfunction)0x40) return CUDA_ERROR_INVALID_HANDLE;
+  dm_heap_t *h = (dm_heap_t *)(uintptr_t)*(CUdeviceptr *)params[0];
+  uint64_t fl = *(unsigned long long *)params[1], un = *(unsigned long long *)params[2];
+  uint64_t *out = (uint64_t *)(uintptr_t)*(CUdeviceptr *)params[3];
+  *out = dm_grow_trim(h, fl, un);
+  kernel_launches++;
+  return CUDA_SUCCESS;
+}
 CUresult cuModuleGetGlobal(CUdeviceptr *d, size_t *n, CUmodule m, const char *name) { return CUDA_ERROR_NOT_FOUND; }
 CUresult cuLibraryGetGlobal(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name) { return CUDA_ERROR_NOT_FOUND; }
 
@@ -266,6 +291,7 @@ static void t_grow_stats_trim(void **st) {
   printf("  trim unmapped %zu MiB; mapped now %llu MiB\n", unmapped >> 20,
          (unsigned long long)(s.mapped_bytes >> 20));
   assert_true(unmapped >= 150u << 20);
+  assert_true(kernel_launches > 0);
   assert_int_equal(s.mapped_bytes, (8u << 20) + meta);
   assert_int_equal(s.trims, 1);
   assert_int_equal(devmalloc_heap_verify(hp, &whole, why, sizeof why), DEVMALLOC_OK);
@@ -278,6 +304,92 @@ static void t_grow_stats_trim(void **st) {
   assert_int_equal(nhandles, 0);
   assert_int_equal(reserved, 0);
   assert_int_equal(hostallocs, 0);
+}
+
+/* Two heaps ("contexts"), two threads churning on each, trims of both
+ * racing them: the trim kernel runs beside allocations (here: in this
+ * thread, on the same memory), and memory is unmapped under no live block. */
+typedef struct {
+  dm_heap_t *h;
+  int seed, *stop;
+  uint64_t got, bad;
+} churn_t;
+
+static void *churner(void *arg) {
+  churn_t *c = arg;
+  static const uint64_t sizes[] = {16, 200, 4096, 20000, 150000, 1u << 20};
+  char *p[512];
+  uint64_t sz[512];
+  int n = 0;
+  uint32_t r = (uint32_t)c->seed * 2654435761u + 1;
+  while (!__atomic_load_n(c->stop, __ATOMIC_SEQ_CST)) {
+    r ^= r << 13; r ^= r >> 17; r ^= r << 5;
+    if (n < 512 && (n == 0 || (r & 3) != 0)) {
+      uint64_t s = sizes[(r >> 8) % 6];
+      char *q = dm_malloc(c->h, s, 16);
+      if (!q) continue;
+      q[0] = q[s - 1] = (char)(c->seed + n);
+      p[n] = q;
+      sz[n++] = s;
+      c->got++;
+    } else {
+      int i = (int)((r >> 4) % (uint32_t)n);
+      if (p[i][0] != (char)(c->seed + i) || p[i][sz[i] - 1] != (char)(c->seed + i)) c->bad++;
+      if (dm_free(c->h, p[i]) != DM_FREE_OK) c->bad++;
+      p[i] = p[--n];
+      sz[i] = sz[n];
+      if (i < n) p[i][0] = p[i][sz[i] - 1] = (char)(c->seed + i);
+    }
+  }
+  for (int i = 0; i < n; i++)
+    if (dm_free(c->h, p[i]) != DM_FREE_OK) c->bad++;
+  return NULL;
+}
+
+static void t_trim_beside_kernels(void **st) {
+  reset();
+  devmalloc_grow_config_t c = {8u << 20, 256u << 20, 4u << 20, 0, 2000, 20, 0};
+  devmalloc_heap_t *hp[2];
+  for (int i = 0; i < 2; i++) assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp[i], NULL), DEVMALLOC_OK);
+  int stop = 0;
+  churn_t w[4];
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) {
+    w[i] = (churn_t){(dm_heap_t *)(uintptr_t)devmalloc_heap_device_ptr(hp[i / 2]), i + 3, &stop, 0, 0};
+    pthread_create(&t[i], NULL, churner, &w[i]);
+  }
+  int launches0 = kernel_launches;
+  size_t freed = 0;
+  for (int k = 0; k < 300; k++) {
+    size_t un = 0;
+    assert_int_equal(devmalloc_heap_trim(hp[k & 1], 0, &un), DEVMALLOC_OK);
+    freed += un;
+    struct timespec ts = {0, 2000000};
+    nanosleep(&ts, NULL);
+  }
+  __atomic_store_n(&stop, 1, __ATOMIC_SEQ_CST);
+  for (int i = 0; i < 4; i++) {
+    pthread_join(t[i], NULL);
+    assert_int_equal(w[i].bad, 0);
+  }
+  printf("  %llu+%llu+%llu+%llu allocations; %d trim kernels unmapped %zu MiB\n",
+         (unsigned long long)w[0].got, (unsigned long long)w[1].got, (unsigned long long)w[2].got,
+         (unsigned long long)w[3].got, kernel_launches - launches0, freed >> 20);
+  assert_true(kernel_launches - launches0 > 0);
+  for (int i = 0; i < 2; i++) {
+    int whole = 0;
+    char why[160] = "";
+    assert_int_equal(devmalloc_heap_verify(hp[i], &whole, why, sizeof why), DEVMALLOC_OK);
+    assert_true(whole);
+    size_t un = 0;
+    assert_int_equal(devmalloc_heap_trim(hp[i], 0, &un), DEVMALLOC_OK);
+    devmalloc_stats_t s;
+    assert_int_equal(devmalloc_heap_stats(hp[i], &s), DEVMALLOC_OK);
+    assert_true(s.mapped_bytes - (s.heap_bytes - s.pool_bytes) <= (8u << 20) + (2u << 20));
+    assert_int_equal(devmalloc_heap_destroy(hp[i]), DEVMALLOC_OK);
+  }
+  assert_int_equal(phys_used, 0);
+  assert_int_equal(reserved, 0);
 }
 
 static void t_device_full(void **st) {
@@ -339,6 +451,7 @@ static void t_each_driver_call_failing(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_grow_stats_trim),
+      cmocka_unit_test(t_trim_beside_kernels),
       cmocka_unit_test(t_device_full),
       cmocka_unit_test(t_no_vmm),
       cmocka_unit_test(t_each_driver_call_failing),

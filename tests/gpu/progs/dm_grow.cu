@@ -14,7 +14,7 @@
  *   2. (relinked) trim: mapped bytes drop to the initial size.
  *   3. one kernel that alone needs 4 GiB, from the trimmed heap: it grows
  *      while that kernel runs (growth events and mapped bytes counted across
- *      that one launch).
+ *      that one launch); a trim runs beside it (relinked build).
  *   4. a kernel that needs more than the device has: 1 GiB blocks until
  *      NULL; it ends, each thread saw NULL, the total stays below the
  *      device's memory; a 1 TiB request is NULL at once; all freed, trimmed.
@@ -194,8 +194,17 @@ int main() {
 #endif
     k_alloc<<<(unsigned)((n4 + 255) / 256), 256>>>(p4, n4, 32768, 3);
     CK(cudaGetLastError());
+#ifndef PLAIN
+    /* a trim while that kernel runs (its own kernel, on the heap's stream) */
+    size_t un_beside = 0;
+    devmalloc_status_t tb = devmalloc_heap_trim(heap, 0, &un_beside);
+#endif
     CK(cudaDeviceSynchronize());
     nulls = get(d_nulls);
+#ifndef PLAIN
+    snprintf(d, sizeof d, "%s, %zu MiB unmapped", devmalloc_status_string(tb), un_beside >> 20);
+    report(tb == DEVMALLOC_OK, "grow_trim_beside_kernel", d);
+#endif
 #ifndef PLAIN
     devmalloc_stats_t b = stats();
     snprintf(d, sizeof d, "%llu NULLs; during the kernel: %llu growth events, mapped %llu -> %llu MiB, %llu waits",
