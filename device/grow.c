@@ -202,7 +202,14 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
   dm_grow_t *g = h->grow;
   if (!g) return h->buddy.pool_bytes;
   if (unit < DM_GROW_BYTES) unit = DM_GROW_BYTES;
-  dm_slab_reclaim(h); /* empty chunks that bins keep go back to the tree first */
+  /* Empty chunks that bins keep go back to the tree first. The pass scans
+   * chunk descriptors; only those below `released` can be in use, so it
+   * runs on a copy of the heap's descriptor that counts only those (the
+   * copy's pointers are the heap's: it works on the heap itself). */
+  dm_heap_t v = *h;
+  uint64_t nc = dm_load64(&g->released) >> DM_CHUNK_SHIFT;
+  if (nc < v.nchunks) v.nchunks = (uint32_t)nc;
+  dm_slab_reclaim(&v);
   grow_lock(g);
   uint64_t r = dm_load64(&g->released);
   while (r >= floor + unit && r % unit == 0) {

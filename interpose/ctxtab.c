@@ -308,7 +308,7 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
  * of ctx's heap (if it grows) when at least DM_TRIM_MIN_FREE of what is
  * mapped is free; at most once per DM_TRIM_PERIOD_NS in the process (the
  * check costs a read of the counters; the trim a small kernel). */
-#define DM_TRIM_PERIOD_NS 1000000000ull
+#define DM_TRIM_PERIOD_NS 2000000000ull
 #define DM_TRIM_MIN_FREE (256ull << 20)
 static _Atomic uint64_t g_last_trim;
 void dm_ctx_trim(CUcontext ctx) {

@@ -6,7 +6,7 @@
  * (cuCtxSynchronize without arguments is not hooked: the hook generator
  * needs a parameter.) With DEVMALLOC_TRIM (on by default), a successful
  * synchronization may also trim the context's heap if it grows (ctxtab.c:
- * at most once a second, when enough mapped memory is free).
+ * at most every 2 seconds, when enough mapped memory is free).
  *
  * Locking: none here (trace.c).
  */
