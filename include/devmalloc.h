@@ -114,6 +114,12 @@ int devmalloc_heap_grows(const devmalloc_heap_t *heap);
  * heap: nothing happens. */
 devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *heap, size_t keep, size_t *unmapped);
 
+/* The same without waiting: the trim kernel is launched and the runtime's
+ * service thread unmaps when it has run (nothing happens while a trim is
+ * under way). For synchronization points, where waiting for a kernel that
+ * may queue behind the program's could stall the caller. */
+devmalloc_status_t devmalloc_heap_trim_start(devmalloc_heap_t *heap, size_t keep);
+
 /* Serve every request smaller than `bytes` as a block of `bytes` (0: off,
  * the default; at most 8192). 128 gives each small block a cache line of its
  * own, the spacing some programs rely on without knowing it (docs/design.md,

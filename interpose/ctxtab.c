@@ -320,17 +320,22 @@ void dm_ctx_trim(CUcontext ctx) {
     return;
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find(ctx);
-  size_t un = 0;
   devmalloc_status_t st = DEVMALLOC_OK;
   devmalloc_stats_t s;
+  int started = 0;
   if (e && e->heap && !e->lost && e->limit.grows && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
     uint64_t meta = s.heap_bytes - s.pool_bytes, pool_mapped = s.mapped_bytes > meta ? s.mapped_bytes - meta : 0;
-    if (pool_mapped > s.footprint_bytes + DM_TRIM_MIN_FREE) st = dm_heap_ops->trim(e->heap, 0, &un);
+    if (pool_mapped > s.footprint_bytes + DM_TRIM_MIN_FREE) {
+      st = dm_heap_ops->trim_start(e->heap, 0); /* the runtime's thread finishes it */
+      started = st == DEVMALLOC_OK;
+    }
   }
   pthread_mutex_unlock(&g_lock);
   if (st != DEVMALLOC_OK) dm_log(DM_LOG_WARN, "warning: trimming the heap of a context failed: %s",
                                  dm_heap_ops->status_string(st));
-  else if (un) dm_log(DM_LOG_DEBUG, "trim: %zu MiB unmapped", un >> 20);
+  else if (started) dm_log(DM_LOG_DEBUG, "trim started (%llu MiB mapped, %llu MiB in use)",
+                           (unsigned long long)(s.mapped_bytes >> 20),
+                           (unsigned long long)(s.footprint_bytes >> 20));
 }
 
 /* --- primary contexts ----------------------------------------------------- */

@@ -188,7 +188,7 @@ typedef struct dm_heap_ops {
   devmalloc_status_t (*set_check)(devmalloc_heap_t *, int);
   devmalloc_status_t (*create_growing)(CUcontext, const devmalloc_grow_config_t *,
                                        devmalloc_heap_t **, const char **);
-  devmalloc_status_t (*trim)(devmalloc_heap_t *, size_t, size_t *);
+  devmalloc_status_t (*trim_start)(devmalloc_heap_t *, size_t);
   int (*grows)(const devmalloc_heap_t *);
   void (*abandon)(devmalloc_heap_t *);
 } dm_heap_ops_t;

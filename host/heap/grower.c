@@ -31,13 +31,15 @@ struct dm_grower {
   dm_grow_ops_t ops;
   void *ctx;
   pthread_mutex_t lock;
-  pthread_mutex_t trim_lock;  /* one trim at a time (taken before lock) */
+  int trim_busy;              /* atomic: a trim is under way (one at a time) */
+  int trim_pending;           /* atomic: its claim was launched; the thread finishes it */
+  uint64_t trim_floor, last_freed;
   pthread_t thread;
   pid_t pid;                  /* the process that started the thread (fork: not its child) */
   int running;
   int stop;                   /* atomic */
   uint64_t mapped;            /* written under lock (atomic: the thread polls it) */
-  uint64_t peak, events, trims, refusals;
+  uint64_t peak, events, trims, trimmed, refusals;
   uint64_t refused_target, refused_at;
 };
 
@@ -93,6 +95,8 @@ static void serve(dm_grower_t *g, uint64_t t) {
   __atomic_store_n(&g->x->events, g->events, __ATOMIC_SEQ_CST);
 }
 
+static void poll_trim(dm_grower_t *g);
+
 static void *service(void *arg) {
   dm_grower_t *g = arg;
   if (g->ops.thread_init) g->ops.thread_init(g->ctx);
@@ -102,6 +106,7 @@ static void *service(void *arg) {
       __atomic_store_n(&g->x->alive, 0, __ATOMIC_SEQ_CST);
       break;
     }
+    poll_trim(g);
     uint64_t t = __atomic_load_n(&g->x->target, __ATOMIC_SEQ_CST);
     uint64_t m = mapped_now(g);
     if (t > m && m < g->cfg.pool_bytes) {
@@ -128,7 +133,6 @@ dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const 
   g->ops = *ops;
   g->ctx = ctx;
   pthread_mutex_init(&g->lock, NULL);
-  pthread_mutex_init(&g->trim_lock, NULL);
   uint64_t init = (cfg->initial + cfg->step - 1) / cfg->step * cfg->step;
   if (init < cfg->step) init = cfg->step;
   g->cfg.initial = init < cfg->pool_bytes ? init : cfg->pool_bytes;
@@ -161,35 +165,75 @@ static void unmap_down_to(dm_grower_t *g, uint64_t to) {
   }
 }
 
-uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
-                        uint64_t (*claim)(void *arg, uint64_t floor, uint64_t unit), void *arg) {
-  pthread_mutex_lock(&g->trim_lock);
+/* The trim's second half, on the service thread (or stop): everything above
+ * the claimed top r is unmapped, mapped lowered, the ceiling lifted. Caller
+ * holds the lock. */
+static void finish_trim(dm_grower_t *g, uint64_t r) {
+  r = (r + g->cfg.step - 1) / g->cfg.step * g->cfg.step;
+  if (r < g->trim_floor) r = g->trim_floor;
+  uint64_t before = g->mapped;
+  g->last_freed = 0;
+  if (r < before) {
+    unmap_down_to(g, r);
+    g->last_freed = before - g->mapped;
+    g->trimmed += g->last_freed;
+    g->trims++;
+  }
+  publish(g);
+  /* mapped is lowered: lift the ceiling (requests may release again) */
+  __atomic_store_n(&g->x->ceiling, 0, __ATOMIC_SEQ_CST);
+}
+
+static void poll_trim(dm_grower_t *g) {
+  if (!__atomic_load_n(&g->trim_pending, __ATOMIC_SEQ_CST)) return;
+  uint64_t r = __atomic_load_n(&g->x->trim_result, __ATOMIC_SEQ_CST);
+  if (r == UINT64_MAX) return; /* the claim (a kernel) has not finished */
+  pthread_mutex_lock(&g->lock);
+  finish_trim(g, r);
+  pthread_mutex_unlock(&g->lock);
+  __atomic_store_n(&g->trim_pending, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&g->trim_busy, 0, __ATOMIC_SEQ_CST);
+}
+
+int dm_grower_trim_start(dm_grower_t *g, uint64_t keep,
+                         int (*launch)(void *arg, uint64_t floor, uint64_t unit), void *arg) {
+  if (__atomic_exchange_n(&g->trim_busy, 1, __ATOMIC_SEQ_CST)) return 0; /* one under way */
   uint64_t floor = keep > g->cfg.initial ? keep : g->cfg.initial;
   floor = (floor + g->cfg.step - 1) / g->cfg.step * g->cfg.step;
-  uint64_t freed = 0;
-  if (mapped_now(g) > floor) {
-    /* The claim runs where the tree lives (a kernel on the GPU) without our
-     * lock, so the service thread keeps mapping for running kernels
-     * meanwhile. It sets a ceiling at its new top r: nothing above r is given
-     * to the tree any more. */
-    uint64_t r = claim(arg, floor, g->cfg.step);
-    if (r != UINT64_MAX) {
-      pthread_mutex_lock(&g->lock);
-      r = (r + g->cfg.step - 1) / g->cfg.step * g->cfg.step;
-      if (r < floor) r = floor;
-      uint64_t before = g->mapped;
-      if (r < before) {
-        unmap_down_to(g, r);
-        freed = before - g->mapped;
-        g->trims++;
-      }
-      publish(g);
-      /* mapped is lowered: lift the ceiling (requests may release again) */
-      __atomic_store_n(&g->x->ceiling, 0, __ATOMIC_SEQ_CST);
-      pthread_mutex_unlock(&g->lock);
-    }
+  if (mapped_now(g) <= floor || __atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
+    __atomic_store_n(&g->trim_busy, 0, __ATOMIC_SEQ_CST);
+    return 0;
   }
-  pthread_mutex_unlock(&g->trim_lock);
+  g->trim_floor = floor;
+  __atomic_store_n(&g->x->trim_result, UINT64_MAX, __ATOMIC_SEQ_CST);
+  /* The claim runs where the tree lives (a kernel on the GPU) while the
+   * service thread keeps mapping for running kernels; it sets a ceiling at
+   * its new top and writes the top to x->trim_result; the service thread
+   * then finishes the trim. Nobody waits for the kernel with a lock held. */
+  if (launch(arg, floor, g->cfg.step) != 0) {
+    __atomic_store_n(&g->trim_busy, 0, __ATOMIC_SEQ_CST);
+    return -1;
+  }
+  __atomic_store_n(&g->trim_pending, 1, __ATOMIC_SEQ_CST);
+  return 1;
+}
+
+uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
+                        int (*launch)(void *arg, uint64_t floor, uint64_t unit), void *arg, int *err) {
+  *err = 0;
+  int st;
+  /* wait for a trim under way (the shim's), then run ours */
+  struct timespec ts = {0, 50000};
+  while ((st = dm_grower_trim_start(g, keep, launch, arg)) == 0 &&
+         __atomic_load_n(&g->trim_busy, __ATOMIC_SEQ_CST) && !__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST))
+    nanosleep(&ts, NULL);
+  if (st < 0) *err = 1;
+  if (st <= 0) return 0;
+  while (__atomic_load_n(&g->trim_busy, __ATOMIC_SEQ_CST) && !__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST))
+    nanosleep(&ts, NULL);
+  pthread_mutex_lock(&g->lock);
+  uint64_t freed = g->last_freed;
+  pthread_mutex_unlock(&g->lock);
   return freed;
 }
 
@@ -206,7 +250,6 @@ void dm_grower_stop(dm_grower_t *g) {
   if (g->running) pthread_join(g->thread, NULL);
   unmap_down_to(g, 0);
   pthread_mutex_destroy(&g->lock);
-  pthread_mutex_destroy(&g->trim_lock);
   free(g);
 }
 
@@ -218,6 +261,7 @@ void dm_grower_stats(dm_grower_t *g, dm_grower_stats_t *out) {
   out->peak = g->peak;
   out->events = g->events;
   out->trims = g->trims;
+  out->trimmed = g->trimmed;
   out->refusals = g->refusals;
   pthread_mutex_unlock(&g->lock);
 }

@@ -48,7 +48,6 @@ struct dm_rt_growth {
   dm_grow_host_t *ghost;       /* host address of the shared block (a registered page) */
   int registered;
   dm_grower_t *grower;
-  uint64_t trimmed_bytes;
   CUmodule trim_mod;           /* the trim kernel's module, loaded at the first trim */
   CUfunction trim_fn;
 };
@@ -156,6 +155,7 @@ static uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 static void teardown(devmalloc_heap_t *h) {
   struct dm_rt_growth *g = h->growth;
   if (g) {
+    if (h->stream) cuStreamSynchronize(h->stream); /* a trim kernel writes the shared page */
     if (g->grower) dm_grower_stop(g->grower); /* unmaps the pool's steps */
     if (g->trim_mod) cuModuleUnload(g->trim_mod);
     if (g->meta) {
@@ -327,7 +327,7 @@ static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *o
   out->grow_waits = dg.waits;
   out->grow_timeouts = dg.timeouts;
   out->trims = s.trims;
-  out->trimmed_bytes = g->trimmed_bytes;
+  out->trimmed_bytes = s.trimmed;
   out->grows = 1;
   return DEVMALLOC_OK;
 }
@@ -336,55 +336,58 @@ static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *o
 /* device/trim_kernel.cu, compiled to a fatbin and embedded (mk/growth.mk) */
 extern const unsigned char dm_trim_fatbin[];
 
-typedef struct {
-  devmalloc_heap_t *h;
-  int err;
-} trim_arg_t;
-
-/* dm_grow_trim on the device, beside whatever else runs (context pushed).
- * Returns the new top, UINT64_MAX when the kernel could not run. */
-static uint64_t claim_by_kernel(void *arg, uint64_t floor, uint64_t unit) {
-  trim_arg_t *t = arg;
-  devmalloc_heap_t *h = t->h;
+/* Start dm_grow_trim on the device, on the heap's stream, beside whatever
+ * else runs (context pushed); it writes the new top into the shared block,
+ * where the service thread picks it up. 0: launched. */
+static int launch_trim_kernel(void *arg, uint64_t floor, uint64_t unit) {
+  devmalloc_heap_t *h = arg;
   struct dm_rt_growth *g = h->growth;
-  t->err = 1;
   if (!g->trim_fn) {
     if (!g->trim_mod && cuModuleLoadData(&g->trim_mod, dm_trim_fatbin) != CUDA_SUCCESS) {
       g->trim_mod = NULL;
-      return UINT64_MAX;
+      return -1;
     }
     if (cuModuleGetFunction(&g->trim_fn, g->trim_mod, "devmalloc_trim_kernel") != CUDA_SUCCESS) {
       g->trim_fn = NULL;
-      return UINT64_MAX;
+      return -1;
     }
   }
   CUdeviceptr heap = h->desc;
   unsigned long long fl = floor, un = unit;
   CUdeviceptr out = (CUdeviceptr)(uintptr_t)h->image.ghost + offsetof(dm_grow_host_t, trim_result);
   void *params[] = {&heap, &fl, &un, &out};
-  __atomic_store_n(&g->ghost->trim_result, UINT64_MAX, __ATOMIC_SEQ_CST);
-  CUresult r = cuLaunchKernel(g->trim_fn, 1, 1, 1, 1, 1, 1, 0, h->stream, params, NULL);
-  if (r == CUDA_SUCCESS) r = cuStreamSynchronize(h->stream);
-  if (r != CUDA_SUCCESS) return UINT64_MAX;
-  t->err = 0;
-  return __atomic_load_n(&g->ghost->trim_result, __ATOMIC_SEQ_CST);
+  return cuLaunchKernel(g->trim_fn, 1, 1, 1, 1, 1, 1, 0, h->stream, params, NULL) == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* Both run in relaxed capture mode: a launch on our stream while another
+ * thread captures in global mode would otherwise fail. */
 devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t *unmapped) {
   if (unmapped) *unmapped = 0;
   if (!h) return DEVMALLOC_EINVAL;
   if (!h->growth) return DEVMALLOC_OK;
   devmalloc_status_t st = push(h->ctx);
   if (st) return st;
-  trim_arg_t t = {h, 0};
   CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
   int relaxed = cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
-  uint64_t freed = dm_grower_trim(h->growth->grower, keep, claim_by_kernel, &t);
+  int err = 0;
+  uint64_t freed = dm_grower_trim(h->growth->grower, keep, launch_trim_kernel, h, &err);
   if (relaxed) cuThreadExchangeStreamCaptureMode(&m);
-  h->growth->trimmed_bytes += freed;
   pop();
   if (unmapped) *unmapped = (size_t)freed;
-  return t.err ? DEVMALLOC_ECUDA : DEVMALLOC_OK;
+  return err ? DEVMALLOC_ECUDA : DEVMALLOC_OK;
+}
+
+devmalloc_status_t devmalloc_heap_trim_start(devmalloc_heap_t *h, size_t keep) {
+  if (!h) return DEVMALLOC_EINVAL;
+  if (!h->growth) return DEVMALLOC_OK;
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+  int relaxed = cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
+  int r = dm_grower_trim_start(h->growth->grower, keep, launch_trim_kernel, h);
+  if (relaxed) cuThreadExchangeStreamCaptureMode(&m);
+  pop();
+  return r < 0 ? DEVMALLOC_ECUDA : DEVMALLOC_OK;
 }
 
 static devmalloc_status_t growth_destroy(devmalloc_heap_t *h) {

@@ -41,16 +41,22 @@ typedef struct dm_grower dm_grower_t;
 dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const dm_grow_ops_t *ops,
                              void *ctx, int *err);
 
-/* Take free memory at the top back and unmap it, keeping at least `keep`
- * bytes (and the initial size) mapped. `claim(arg, floor, unit)` takes free
- * units at the top of the released range back from the tree down to floor at
- * most, sets the shared block's ceiling there and returns the new top
- * (dm_grow_trim, run where the tree lives; UINT64_MAX: it could not run,
- * nothing is unmapped). The service thread keeps mapping while it runs;
- * then everything above the new top is unmapped, `mapped` lowered and the
- * ceiling cleared. Returns the bytes unmapped. */
+/* Trim: take free memory at the top back and unmap it, keeping at least
+ * `keep` bytes (and the initial size) mapped. `launch(arg, floor, unit)`
+ * starts dm_grow_trim where the tree lives (a kernel on the GPU), which takes
+ * free units at the top of the released range back down to floor at most,
+ * sets the shared block's ceiling at its new top and writes that top to
+ * x->trim_result; launch returns 0 once started. The service thread keeps
+ * mapping meanwhile and, when the result is there, unmaps everything above
+ * it, lowers `mapped` and clears the ceiling. Nothing waits for the device
+ * with a lock held.
+ * dm_grower_trim_start: 1 started, 0 nothing to do or a trim under way,
+ * -1 launch failed. dm_grower_trim: start (after any trim under way) and
+ * wait for the end; returns the bytes unmapped (*err = 1: launch failed). */
+int dm_grower_trim_start(dm_grower_t *g, uint64_t keep,
+                         int (*launch)(void *arg, uint64_t floor, uint64_t unit), void *arg);
 uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
-                        uint64_t (*claim)(void *arg, uint64_t floor, uint64_t unit), void *arg);
+                        int (*launch)(void *arg, uint64_t floor, uint64_t unit), void *arg, int *err);
 
 /* Stop the service thread (alive cleared: waiting requests end in NULL) and
  * unmap everything it mapped; frees g. */
@@ -61,6 +67,7 @@ typedef struct dm_grower_stats {
   uint64_t peak;        /* most pool bytes mapped at once */
   uint64_t events;      /* times the pool grew (initial mapping not counted) */
   uint64_t trims;       /* times a trim unmapped something */
+  uint64_t trimmed;     /* bytes trims unmapped */
   uint64_t refusals;    /* targets the host could not reach (device full / maximum) */
 } dm_grower_stats_t;
 void dm_grower_stats(dm_grower_t *g, dm_grower_stats_t *out);

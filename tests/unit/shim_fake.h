@@ -81,10 +81,7 @@ static devmalloc_status_t fk_create_growing(CUcontext c, const devmalloc_grow_co
   if (notice) *notice = NULL;
   return fk_create(c, g->fallback, out);
 }
-static devmalloc_status_t fk_trim(devmalloc_heap_t *h, size_t keep, size_t *un) {
-  if (un) *un = 0;
-  return DEVMALLOC_OK;
-}
+static devmalloc_status_t fk_trim(devmalloc_heap_t *h, size_t keep) { return DEVMALLOC_OK; }
 static int fk_grows(const devmalloc_heap_t *h) { return 0; }
 static atomic_int fk_abandons;
 static void fk_abandon(devmalloc_heap_t *h) {

@@ -98,9 +98,14 @@ static void assert_consistent(const dm_heap_t *h) {
   if (n) fail_msg("heap inconsistent: %d violations, first: %s", n, why);
 }
 
-static uint64_t claim_cb(void *arg, uint64_t floor, uint64_t unit) {
-  return dm_grow_trim((dm_heap_t *)arg, floor, unit);
+/* The trim's claim, "launched": run here, result where a kernel writes it. */
+static int claim_cb(void *arg, uint64_t floor, uint64_t unit) {
+  dm_heap_t *h = arg;
+  uint64_t r = dm_grow_trim(h, floor, unit);
+  __atomic_store_n(&h->ghost->trim_result, r, __ATOMIC_SEQ_CST);
+  return 0;
 }
+static int terr;
 
 static uint64_t block_bytes(uint64_t size) { return size < 64 ? 64 : size; }
 static void touch(char *p, uint64_t size, uint8_t v) {
@@ -251,7 +256,7 @@ static void test_grow_under_load(void **st) {
   assert_consistent(f.h);
   assert_true(dm_heap_is_whole(f.h));
   /* everything is free: trim takes the heap back to its initial size */
-  uint64_t freed = dm_grower_trim(f.g, 0, claim_cb, f.h);
+  uint64_t freed = dm_grower_trim(f.g, 0, claim_cb, f.h, &terr);
   dm_grower_stats(f.g, &s);
   printf("  trim unmapped %llu MiB, %llu MiB left mapped\n", (unsigned long long)(freed >> 20),
          (unsigned long long)(s.mapped >> 20));
@@ -366,7 +371,7 @@ static void test_trim_race(void **st) {
   uint64_t freed = 0;
   double t0 = secs();
   while (secs() - t0 < 1.5) {
-    freed += dm_grower_trim(f.g, 0, claim_cb, f.h);
+    freed += dm_grower_trim(f.g, 0, claim_cb, f.h, &terr);
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
   }
@@ -384,7 +389,7 @@ static void test_trim_race(void **st) {
          (unsigned long long)s.events);
   assert_consistent(f.h);
   assert_true(dm_heap_is_whole(f.h));
-  dm_grower_trim(f.g, 0, claim_cb, f.h);
+  dm_grower_trim(f.g, 0, claim_cb, f.h, &terr);
   dm_grower_stats(f.g, &s);
   assert_int_equal(s.mapped, 4u << 20);
   assert_consistent(f.h);
