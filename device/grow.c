@@ -212,8 +212,9 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
   dm_slab_reclaim(&v);
   grow_lock(g);
   uint64_t r = dm_load64(&g->released);
-  while (r >= floor + unit && r % unit == 0) {
-    uint64_t a = r - unit, c = r;
+  while (r > floor) {
+    uint64_t a = (r - 1) / unit * unit, c = r; /* a unit, or the partial one at the pool's end */
+    if (a < floor) break;
     while (c > a && dm_buddy_claim_at(&h->buddy, DM_GROW_ORDER, c - DM_GROW_BYTES)) c -= DM_GROW_BYTES;
     if (c > a) { /* a granule of the unit is in use: give back what was taken */
       release_range(h, c, r);

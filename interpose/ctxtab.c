@@ -106,18 +106,22 @@ static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsig
            id, dm_heap_ops->status_string(st));
 }
 
-/* DEVMALLOC_GROW: a heap that grows. Maximum: DEVMALLOC_HEAP_SIZE if set
- * (0 = the device's memory); initial: the application's limit if it set one
- * (its statement of need), else DEVMALLOC_HEAP_INITIAL, never above the
- * maximum; `fixed` bytes where the device has no VMM (the fixed heap's
- * usual size). */
+/* DEVMALLOC_GROW: a heap that grows. Maximum: DEVMALLOC_HEAP_SIZE if set,
+ * else the application's limit if it set one and DEVMALLOC_LIMIT_IS_MAX (the
+ * default: NULL beyond it, as with the stock heap), else the device's memory
+ * (0). Initial: DEVMALLOC_HEAP_INITIAL, or the application's limit when that
+ * is not the maximum (DEVMALLOC_LIMIT_IS_MAX=0: it is then the size the heap
+ * starts with); never above the maximum. `fixed` bytes where the device has
+ * no VMM (the fixed heap's usual size). */
 static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, const dm_limit_t *l,
                                          size_t fixed, uint64_t fr, devmalloc_grow_config_t *gc,
                                          devmalloc_heap_t **h, const char **notice) {
   memset(gc, 0, sizeof *gc);
   if (o->heap_size.kind != DM_SIZE_UNSET) gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
-  gc->initial = l->app_set ? l->app_value
-                : o->heap_initial.kind == DM_SIZE_BYTES ? (size_t)o->heap_initial.bytes : (64u << 20);
+  else if (l->app_set && o->limit_is_max) gc->max = l->app_value;
+  gc->initial = o->heap_initial.kind == DM_SIZE_BYTES ? (size_t)o->heap_initial.bytes : (64u << 20);
+  if (l->app_set && !o->limit_is_max) gc->initial = l->app_value;
+  if (gc->max && gc->max < DM_MIN_HEAP_BYTES) gc->max = DM_MIN_HEAP_BYTES;
   if (gc->max && gc->initial > gc->max) gc->initial = gc->max;
   if (gc->initial < DM_MIN_HEAP_BYTES) gc->initial = DM_MIN_HEAP_BYTES;
   if (o->grow_step.kind == DM_SIZE_BYTES) gc->step = (size_t)o->grow_step.bytes;
@@ -166,7 +170,9 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
     apply_heap_options(h, o, e->id);
     dm_log(DM_LOG_INFO, "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d)%s",
            gc.initial >> 20, e->limit.max_bytes >> 20, e->id, e->device,
-           e->limit.app_set ? " [initial: application limit]" : "");
+           o->heap_size.kind != DM_SIZE_UNSET ? " [maximum: DEVMALLOC_HEAP_SIZE]"
+           : e->limit.app_set && o->limit_is_max ? " [maximum: application limit]"
+           : e->limit.app_set ? " [initial: application limit]" : "");
   } else {
     if (notice) dm_log(DM_LOG_INFO, "context %llu: %s (%zu MiB)", e->id, notice, bytes >> 20);
     e->heap = h;

@@ -11,10 +11,10 @@
  *                            stock driver does after a malloc-using launch:
  *                            the heap cannot move under live pointers
  *   a heap that grows (DEVMALLOC_GROW): the application's value, set before
- *     the heap exists, is its initial size (mapped at once: the program's
- *     statement of need); after, any value up to the heap's maximum is
- *     accepted (NOOP: the heap grows to it when needed), a larger one is
- *     REJECTed; report: the maximum once the heap exists.
+ *     the heap exists, is its maximum (DEVMALLOC_LIMIT_IS_MAX, the default)
+ *     or the size it starts with (ctxtab.c); after, any value up to the
+ *     heap's maximum is accepted (NOOP: the heap grows to it when needed), a
+ *     larger one is REJECTed; report: the maximum once the heap exists.
  *   report: heap size if created; else DEVMALLOC_HEAP_SIZE if set; else the
  *     application's value if set; else the devmalloc default if any module
  *     with devmalloc was seen; else 0 = "ask the driver" (stock value).

@@ -217,9 +217,10 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
     if (cuDeviceTotalMem(&total, dev) != CUDA_SUCCESS) total = 0;
     cfg.max = total;
   }
-  uint64_t pool = cfg.max / step * step;
-  if (pool < step) pool = step;
-  if (pool > dm_layout_max_bytes() / 2) pool = dm_layout_max_bytes() / 2 / step * step;
+  /* the maximum is a cap (to the granule); the last step may be partial */
+  uint64_t pool = round_up(cfg.max ? cfg.max : unit, unit);
+  if (pool > dm_layout_max_bytes() / 2) pool = dm_layout_max_bytes() / 2 / unit * unit;
+  if (step > pool) step = pool;
   uint64_t initial = round_up(cfg.initial, step);
   if (initial > pool) initial = pool;
 
@@ -246,7 +247,7 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
   h->bytes = h->layout.total;
   g->va_bytes = round_up(h->layout.total, unit);
   g->meta_bytes = g->va_bytes - h->layout.pool_bytes;
-  g->nsteps = (size_t)(pool / step);
+  g->nsteps = (size_t)((pool + step - 1) / step);
   g->steps = calloc(g->nsteps, sizeof *g->steps);
   if (!g->steps) {
     st = DEVMALLOC_ENOMEM;

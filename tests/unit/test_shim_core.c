@@ -123,10 +123,12 @@ static void t_ctx_table(void **st) {
   devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
   assert_non_null(h);
   assert_int_equal(fk_last_bytes, 48u << 20);
-  /* DEVMALLOC_GROW (default on): the application's limit is the initial
-   * size, the maximum is the device's (0), the fixed size is the fallback */
+  /* DEVMALLOC_GROW (default on): the application's limit is the maximum
+   * (DEVMALLOC_LIMIT_IS_MAX, default on), the heap starts with
+   * DEVMALLOC_HEAP_INITIAL (64M, above the maximum: the maximum), the fixed
+   * size is the fallback */
+  assert_int_equal(fk_grow_cfg.max, 48u << 20);
   assert_int_equal(fk_grow_cfg.initial, 48u << 20);
-  assert_int_equal(fk_grow_cfg.max, 0);
   assert_int_equal(fk_grow_cfg.fallback, 48u << 20);
   assert_int_equal(fk_grow_cfg.wait_ms, 200);
   assert_int_equal(fk_min_block, 128);                     /* DEVMALLOC_MIN_BLOCK, set in main */
@@ -142,6 +144,7 @@ static void t_ctx_table(void **st) {
   assert_ptr_not_equal(hb, h);
   assert_int_equal(fk_last_bytes, DM_DEFAULT_HEAP_BYTES);
   assert_int_equal(fk_grow_cfg.initial, 64u << 20);         /* DEVMALLOC_HEAP_INITIAL */
+  assert_int_equal(fk_grow_cfg.max, 0);                     /* no limit: the device's memory */
   assert_int_equal(dm_ctx_count(), 2);
   dm_ctx_teardown(CTX_A, 1);
   assert_int_equal(fk_destroys, 1);
