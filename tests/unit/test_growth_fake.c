@@ -393,6 +393,47 @@ static void t_trim_beside_kernels(void **st) {
   assert_int_equal(reserved, 0);
 }
 
+/* A maximum that is not a multiple of the step (the last step is partial)
+ * and one below the step (the step shrinks to it): the heap fills exactly to
+ * its maximum, then trims back to its initial size. */
+static void t_partial_top(void **st) {
+  static const size_t maxes[] = {10u << 20, 3u << 20};
+  for (int m = 0; m < 2; m++) {
+    reset();
+    devmalloc_grow_config_t c = {2u << 20, maxes[m], 4u << 20, 0, 2000, 20, 0};
+    devmalloc_heap_t *hp = NULL;
+    assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp, NULL), DEVMALLOC_OK);
+    devmalloc_stats_t s0, s;
+    assert_int_equal(devmalloc_heap_stats(hp, &s0), DEVMALLOC_OK);
+    uint64_t meta = s0.heap_bytes - s0.pool_bytes, max = (maxes[m] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    assert_int_equal(s0.max_bytes, max);
+    dm_heap_t *h = (dm_heap_t *)(uintptr_t)devmalloc_heap_device_ptr(hp);
+    char *p[128];
+    int n = 0;
+    while (n < 128 && (p[n] = dm_malloc(h, 128u << 10, 16)) != NULL) p[n++][0] = 1;
+    if (((uint64_t)n << 17) != max) {
+      devmalloc_stats_t d;
+      devmalloc_heap_stats(hp, &d);
+      printf("  max %llu: %d blocks; mapped %llu, waits %llu, timeouts %llu, events %llu, released %llu\n",
+             (unsigned long long)max, n, (unsigned long long)d.mapped_bytes, (unsigned long long)d.grow_waits,
+             (unsigned long long)d.grow_timeouts, (unsigned long long)d.growth_events,
+             (unsigned long long)dm_grow_released(h));
+    }
+    assert_int_equal((uint64_t)n << 17, max);                  /* every byte of the maximum */
+    assert_int_equal(devmalloc_heap_stats(hp, &s), DEVMALLOC_OK);
+    assert_true(s.mapped_bytes >= max + meta - (2u << 20));   /* metadata rounds to the granule */
+    for (int i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DEVMALLOC_OK);
+    size_t un = 0;
+    assert_int_equal(devmalloc_heap_trim(hp, 0, &un), DEVMALLOC_OK);
+    assert_int_equal(devmalloc_heap_stats(hp, &s), DEVMALLOC_OK);
+    assert_int_equal(s.mapped_bytes, s0.mapped_bytes);          /* back to the initial size */
+    int whole = 0;
+    assert_int_equal(devmalloc_heap_verify(hp, &whole, NULL, 0), DEVMALLOC_OK);
+    assert_true(whole);
+    assert_int_equal(devmalloc_heap_destroy(hp), DEVMALLOC_OK);
+  }
+}
+
 static void t_device_full(void **st) {
   reset();
   devmalloc_grow_config_t c = {8u << 20, 512u << 20, 4u << 20, 0, 5000, 20, 0};
@@ -453,6 +494,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_grow_stats_trim),
       cmocka_unit_test(t_trim_beside_kernels),
+      cmocka_unit_test(t_partial_top),
       cmocka_unit_test(t_device_full),
       cmocka_unit_test(t_no_vmm),
       cmocka_unit_test(t_each_driver_call_failing),
