@@ -47,6 +47,7 @@ struct opts_t {
   std::vector<size_t> sizes;
   std::vector<size_t> size_threads; /* per --sizes entry: SIZE:THREADS, 0 = not given */
   bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
+  bool grow = false;      /* devmalloc variant: a heap that grows (64 MiB at first, --heap at most) */
 };
 static opts_t O;
 
@@ -440,7 +441,9 @@ static void usage() {
   fprintf(stderr,
           "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
           "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
-          "                [--variant-name NAME]\n"
+          "                [--variant-name NAME] [--grow]\n"
+          "--grow: (devmalloc) a heap that grows from 64 MiB up to --heap instead of a fixed\n"
+          "        one (the variant is then named devmalloc-grow)\n"
           "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
           "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
           "--sizes 1K:32K: 1 KiB with 32768 threads as given (default: --threads, at\n"
@@ -472,6 +475,7 @@ int main(int argc, char **argv) {
     else if (a == "--workloads") O.workloads = next();
     else if (a == "--shim-heap") O.shim_heap = true;
     else if (a == "--variant-name") variant = next();
+    else if (a == "--grow") O.grow = true;
     else if (a == "--sizes") {
       std::string l = next();
       for (size_t p = 0; p < l.size();) {
@@ -491,6 +495,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "ab_bench: firstpass runs alone (it needs a heap nothing has allocated from)\n");
     return 2;
   }
+#ifdef DM_BENCH_DEVMALLOC
+  if (O.grow && !strcmp(variant, "devmalloc")) variant = "devmalloc-grow";
+#else
+  if (O.grow) usage();
+#endif
   int ndev = 0;
   if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
     fprintf(stderr, "ab_bench: no CUDA GPU found: the A/B benchmark needs one\n");
@@ -505,7 +514,11 @@ int main(int argc, char **argv) {
   float init_ms = timed([&] {
 #ifdef DM_BENCH_DEVMALLOC
     if (O.shim_heap) CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
-    else CK(devmalloc_cuda_init(O.heap));
+    else if (O.grow) {
+      devmalloc_grow_config_t g = {};
+      g.max = O.heap;
+      CK(devmalloc_cuda_init_growing(&g));
+    } else CK(devmalloc_cuda_init(O.heap));
 #else
     CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
 #endif

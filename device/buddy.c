@@ -322,6 +322,42 @@ DM_FN int dm_buddy_classify(const dm_buddy_t *b, uint64_t off) {
   return dm_load32(&b->state[i]) == DM_NODE_AVAIL ? DM_FREE_DOUBLE : DM_FREE_FOREIGN;
 }
 
+/* Take the block of `order` at pool offset `off` out of the tree when it is
+ * free: AVAIL itself, or inside an AVAIL block, which is split down to it
+ * (the other halves go back AVAIL). Returns its node (BUSY, owned by the
+ * caller), 0 when some of it is allocated or every unit of the free block's
+ * order is held by a waiter (a grower taking memory back never waits).
+ * Used to take free granules back from the top of a growing heap (grow.c);
+ * safe against concurrent allocations and frees: the same unit-then-lock
+ * protocol as a claim, and the same split as an allocation. */
+DM_COLD uint64_t dm_buddy_claim_at(dm_buddy_t *b, uint32_t order, uint64_t off) {
+  uint64_t n = dm_buddy_node_at(b, order, off), i = n;
+  for (;;) { /* the free block holding n: nodes under a free block are BUSY */
+    uint32_t s = dm_load32(&b->state[i]);
+    if (s == DM_NODE_AVAIL) break;
+    if ((s & DM_NODE_SPLIT) || i == 1) return 0; /* allocated, or part of it is */
+    i >>= 1;
+  }
+  uint32_t h = node_order(b, i);
+  if (!dm_sem_try_wait(&b->sem[h], 1)) return 0;
+  node_lock(b, i);
+  int ok = dm_load32(&b->state[i]) == DM_NODE_AVAIL;
+  if (ok) set_busy(b, i);
+  node_unlock(b, i);
+  if (!ok) { /* taken or merged meanwhile: give the unit back */
+    dm_sem_signal(&b->sem[h], 1, 0);
+    return 0;
+  }
+  while (i != n) { /* split down towards n, freeing the other halves */
+    uint32_t down = node_depth(n) - node_depth(i) - 1;
+    uint64_t keep = n >> down, other = keep ^ 1u;
+    dm_store32(&b->state[i], DM_NODE_SPLIT);
+    publish_avail(b, other, 0);
+    i = keep;
+  }
+  return n;
+}
+
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node) { return node_order(b, node); }
 
 DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node) {

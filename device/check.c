@@ -6,7 +6,9 @@
  * node has only BUSY descendants), that split nodes are plain SPLIT, that the
  * availability bitmaps and their summaries match the node states, and
  * that each order's semaphore counts exactly its AVAIL nodes with nothing
- * expected or reserved. Returns the number of violations; writes the first
+ * expected or reserved; in a heap that grows, that granules above `released`
+ * are held by the grower (BUSY; a grower-held granule counts as free for
+ * "whole"). Returns the number of violations; writes the first
  * one to `why`.
  *
  * Locking: none; the heap must be quiescent.
@@ -76,6 +78,15 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   report_t r = {0, why, whylen};
   uint32_t count[DM_MAX_ORDERS] = {0};
   check_node(&h->buddy, 1, count, &r);
+  if (h->grow) { /* granules not given to the tree are held by the grower: plain BUSY */
+    uint64_t rel = h->grow->released;
+    if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES) fail(&r, "released is not a granule boundary in the pool", rel);
+    for (uint64_t a = rel; a < h->buddy.pool_bytes; a += DM_GROW_BYTES) {
+      uint64_t n = (1ull << (h->buddy.top - DM_GROW_ORDER)) + (a >> DM_GROW_SHIFT); /* its node */
+      if (h->buddy.state[n] != DM_NODE_BUSY) fail(&r, "granule above released not held by the grower", n);
+    }
+    if (h->grow->lock) fail(&r, "growth lock held at rest", 0);
+  }
   for (uint32_t o = 0; o <= h->buddy.top; o++) {
     uint64_t w = h->buddy.sem[o].w;
     if (dm_semw_c(w) != (int32_t)count[o] || dm_semw_e(w) || dm_semw_r(w))
@@ -107,6 +118,7 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
     return 0;
   }
   uint64_t free_bytes = (uint64_t)empty << DM_CHUNK_SHIFT;
+  if (h->grow) free_bytes += h->buddy.pool_bytes - h->grow->released; /* held by the grower */
   for (uint32_t o = 0; o <= h->buddy.top; o++)
     free_bytes += (uint64_t)dm_semw_c(h->buddy.sem[o].w) << (o + DM_LEAF_SHIFT);
   if (free_bytes != h->buddy.pool_bytes) {

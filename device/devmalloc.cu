@@ -31,6 +31,7 @@
 #include "sizeclass.c"
 #include "slab.c"
 #include "heap.c"
+#include "grow.c"
 
 extern "C" {
 __device__ dm_heap_t *devmalloc_heap_desc;

@@ -40,6 +40,7 @@ DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t of
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node);
 DM_FN int dm_buddy_classify(const dm_buddy_t *b, uint64_t off);
 DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node);
+DM_FN uint64_t dm_buddy_claim_at(dm_buddy_t *b, uint32_t order, uint64_t off);
 
 /* sizeclass.c (dm_classes_compute: layout.c, host only) */
 DM_FN int dm_class_of(uint64_t size, uint64_t align);
@@ -76,12 +77,22 @@ DM_FN int dm_check_intact(const char *p, uint64_t bytes);
 DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
 
+/* grow.c (a heap that grows; h->grow == NULL: fixed heap, all return at once) */
+DM_FN int dm_grow_more(dm_heap_t *h, uint32_t order);
+DM_FN void dm_grow_ahead(dm_heap_t *h);
+DM_FN uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit);
+DM_FN uint64_t dm_grow_released(const dm_heap_t *h);
+
 /* single.c */
 DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align);
 DM_FN int dm_free(dm_heap_t *h, void *p);
 
 /* layout.c (host only: plans and formats a heap in any memory) */
 typedef void (*dm_write_fn)(void *ctx, uint64_t off, const void *src, uint64_t n);
+typedef void (*dm_fill32_fn)(void *ctx, uint64_t off, uint32_t value, uint64_t count);
+int dm_layout_compute_grow(uint64_t max_pool, uint32_t narenas, dm_layout_t *L);
+void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
+                         dm_fill32_fn fill32, void *ctx);
 int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L);
 uint64_t dm_layout_max_bytes(void);
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms);

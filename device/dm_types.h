@@ -137,6 +137,47 @@ typedef struct dm_heap_stats {
   uint64_t check_first_size;/* and the size that was asked for it */
 } dm_heap_stats_t;
 
+/* --------------------------------------------------------------- growth --- */
+/* A heap that grows (docs/design.md, "A heap that grows"): the pool is a
+ * reserved virtual range of which a prefix [0, mapped) has memory behind it.
+ * The tree is formatted fully split above the growth granule with every
+ * granule BUSY, "held by the grower"; granules in [0, released) have been
+ * given to the tree. Only device code (or the core on the host) touches the
+ * tree; the host maps and unmaps memory and writes `mapped`. */
+#define DM_GROW_SHIFT      21u  /* growth granule: 2 MiB (the VMM granularity) */
+#define DM_GROW_ORDER      (DM_GROW_SHIFT - DM_LEAF_SHIFT)
+#define DM_GROW_BYTES      (1ull << DM_GROW_SHIFT)
+
+/* Shared with the host's service thread (host-mapped memory on the GPU).
+ * Written by the host: mapped, refused, alive, events. Written by the
+ * device: target; a trim (under the growth lock) sets ceiling and
+ * trim_result, and the host clears ceiling once it has unmapped. */
+typedef struct dm_grow_host {
+  uint64_t mapped;   /* pool bytes mapped from the pool's start */
+  uint64_t target;   /* pool bytes the device wants mapped */
+  uint64_t refused;  /* a target the host could not reach (device full), 0: none */
+  uint64_t alive;    /* 1 while a service thread answers targets */
+  uint64_t events;   /* host: times it mapped more (for stats) */
+  uint64_t ceiling;  /* 0, or 1 + the top a trim took memory back to: nothing above
+                      * it is given to the tree until the host has unmapped */
+  uint64_t trim_result; /* the trim kernel's answer (the new top) */
+  uint64_t pad;
+} dm_grow_host_t;
+
+/* Device side (in the metadata, so a copy of it is checked with the rest). */
+typedef struct dm_grow {
+  uint64_t released; /* pool bytes given to the tree: [0, released) */
+  uint64_t asked;    /* largest target stored for the host since the last trim */
+  uint32_t lock;     /* growth lock: releases and trims of the tree's top */
+  uint32_t poller;   /* 1 while one waiting request reads the host's block for all */
+  uint64_t seen;     /* the poller's last reading: mapped, or 1 << 63 | released
+                      * when the host refused or stopped there (the other
+                      * waiters read this, not host memory) */
+  uint64_t waits;    /* requests that waited for the host */
+  uint64_t timeouts; /* waits that ended without memory (NULL follows) */
+  uint64_t releases; /* times mapped memory was given to the tree */
+} dm_grow_t;
+
 /* ----------------------------------------------------------------- heap --- */
 typedef struct dm_layout {
   uint64_t pool_bytes;
@@ -147,6 +188,9 @@ typedef struct dm_layout {
   uint64_t nchunks;
   uint64_t total;        /* bytes needed: == heap_bytes */
   uint32_t top, narenas;
+  uint64_t grow_off;     /* dm_grow_t (always laid out; used when grows) */
+  uint32_t grows;        /* 1: pool is a reserved range that is mapped as needed */
+  uint32_t pad;
 } dm_layout_t;
 
 typedef struct dm_heap {
@@ -163,6 +207,12 @@ typedef struct dm_heap {
                                 * (0: off; see dm_heap_request_size) */
   uint32_t check;              /* 1: check mode (canaries after blocks, checked at free) */
   dm_class_t classes[DM_NUM_CLASSES];
+  /* growth (NULL grow: a fixed heap, everything below unused) */
+  dm_grow_t *grow;             /* in the metadata */
+  dm_grow_host_t *ghost;       /* shared with the host's service thread */
+  uint64_t grow_watermark;     /* ask for more when less than this is free in the tree */
+  uint64_t grow_step;          /* ask for at least this much more at a time */
+  uint64_t grow_wait_ns;       /* longest wait of a request for the host */
 } dm_heap_t;
 
 /* Result of stage two of a slab allocation: one word of one chunk's bitmap,

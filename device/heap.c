@@ -14,7 +14,11 @@
  * operation updates one counter with one atomic add; bytes in use are
  * derived when the counters are read.
  *
- * Locking: none here beyond what buddy.c and slab.c take.
+ * A heap that grows (h->grow): a tree request that fails asks grow.c for
+ * more mapped memory and tries again, one that succeeds lets grow.c ask the
+ * host ahead of need (watermark): both in slab.c's dm_slab_tree_alloc.
+ *
+ * Locking: none here beyond what buddy.c, slab.c and grow.c take.
  */
 #include "dm_internal.h"
 
@@ -132,6 +136,10 @@ DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, 
 /* The allocated large block at pool offset `off` (16 KiB aligned), or 0 with
  * *why saying which misuse it is. */
 DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
+  if (h->grow && off >= dm_load64(&h->grow->released)) { /* held by the grower: never handed out */
+    *why = DM_FREE_FOREIGN;
+    return 0;
+  }
   uint64_t node = dm_buddy_lookup(&h->buddy, off, why);
   if (node && dm_buddy_order(&h->buddy, node) == DM_CHUNK_ORDER &&
       dm_chunk_class(h, (uint32_t)(off >> DM_CHUNK_SHIFT)) != DM_NUM_CLASSES) {

@@ -80,6 +80,7 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->astats_off = o; o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
   L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
   L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
+  L->grow_off = o;   o = ALIGN_UP(o + sizeof(dm_grow_t), 256);
   L->total = o;
 }
 
@@ -111,6 +112,20 @@ int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L) {
   return -1;
 }
 
+/* A heap that grows: a pool of max_pool bytes (rounded down to the growth
+ * granule) of which only a prefix is ever mapped, metadata after it (always
+ * mapped). L->total is the end of the metadata (the caller reserves it
+ * rounded up to the granule). Returns -1 when the pool holds no granule or
+ * the layout cannot describe it. */
+int dm_layout_compute_grow(uint64_t max_pool, uint32_t narenas, dm_layout_t *L) {
+  if (narenas == 0 || narenas > DM_MAX_ARENAS) return -1;
+  uint64_t pool = max_pool / DM_GROW_BYTES * DM_GROW_BYTES;
+  if (pool < DM_GROW_BYTES || pool > dm_layout_max_bytes() / 2) return -1;
+  layout_for_pool(pool, narenas, L);
+  L->grows = 1;
+  return 0;
+}
+
 void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *h) {
   memset(h, 0, sizeof *h);
   h->magic = DM_HEAP_MAGIC;
@@ -138,6 +153,7 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->narenas = L->narenas;
   h->nchunks = (uint32_t)L->nchunks;
   dm_classes_compute(h->classes);
+  if (L->grows) h->grow = (dm_grow_t *)(uintptr_t)(base + L->grow_off);
 }
 
 /* Node i of order `order` covers [start, start + size). Write the initial
@@ -172,6 +188,21 @@ void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
     if (!sem_count[o]) continue;
     dm_sem_t s = {dm_semw_pack(sem_count[o], 0, 0)};
     write(ctx, L->sem_off + (uint64_t)o * sizeof(dm_sem_t), &s, sizeof s);
+  }
+  write(ctx, L->heap_off, h, sizeof *h);
+}
+
+/* Format a heap that grows: every node above the granule's order that
+ * meets the pool is SPLIT (one fill per tree level: a level's nodes are
+ * contiguous), granules stay BUSY (zero: held by the grower), no order has
+ * an available node, nothing is released. The caller zeroes the metadata
+ * first and sets h->ghost and the grow_* knobs in h before. */
+void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
+                         dm_fill32_fn fill32, void *ctx) {
+  for (uint32_t d = 0; d + DM_GROW_ORDER < L->top; d++) {
+    uint64_t size = 1ull << (L->top - d + DM_LEAF_SHIFT);
+    uint64_t count = (L->pool_bytes + size - 1) / size;
+    fill32(ctx, L->state_off + (1ull << d) * 4, DM_NODE_SPLIT, count);
   }
   write(ctx, L->heap_off, h, sizeof *h);
 }

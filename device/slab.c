@@ -435,6 +435,23 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
   return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
 }
 
+/* dm_slab_tree_alloc of a heap that grows: more mapped memory, then try
+ * again (grow.c); the reclaim pass (a scan of every chunk of the maximum)
+ * only when growing cannot help: at the maximum, the device full, or the
+ * wait over. */
+static DM_COLD uint64_t grow_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
+  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
+  uint32_t j = 0;
+  while ((1u << j) < k) j++;
+  for (uint32_t n = 0; !node && n < 1024u && dm_grow_more(h, order + j); n++)
+    node = dm_buddy_alloc_run(&h->buddy, order, k);
+  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
+  if (node) dm_grow_ahead(h);
+  DM_ASSERT(!node || dm_buddy_node_offset(&h->buddy, node) + ((uint64_t)k << (order + DM_LEAF_SHIFT)) <=
+                         dm_load64(&h->grow->released));
+  return node;
+}
+
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
  * dm_buddy_alloc_run) for any caller: chunks here, large blocks in heap.c;
  * first node or 0. It lives here because what the tree lacks may sit in
@@ -446,6 +463,7 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
  * while blocks are on their way down (a warp's run then fell back to 32
  * one-block requests). Expectations are unwound before each pause. */
 DM_COLD uint64_t dm_slab_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
+  if (h->grow) return grow_tree_alloc(h, order, k);
   uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
   if (heap_full(h, bytes) && !dm_slab_reclaim(h)) return 0; /* counts kept empty chunks */
   for (uint32_t tries = 0;; tries++) {

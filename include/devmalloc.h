@@ -57,17 +57,68 @@ typedef struct devmalloc_stats {
   uint64_t class_allocs[DEVMALLOC_NUM_CLASSES]; /* successful allocations per class */
   uint64_t large_allocs;    /* successful allocations served by the buddy tree */
   uint64_t footprint_bytes; /* pool bytes held by slab chunks and large blocks now */
-  uint64_t mapped_bytes;    /* device bytes mapped for the heap (heap_bytes: it does not grow) */
-  uint64_t growth_events;   /* times the heap grew (0: it does not grow) */
+  uint64_t mapped_bytes;    /* device bytes mapped for the heap now, metadata included
+                             * (heap_bytes for a fixed heap) */
+  uint64_t growth_events;   /* times the heap grew (0: a fixed heap) */
   uint64_t check_failures;  /* check mode: blocks found written past their end when freed */
   uint64_t check_first_bad; /* device address of the first such block (0: none) */
   uint64_t check_first_size;/* the size that was asked for that block */
+  /* a heap that grows (devmalloc_heap_create_growing); fixed heap: max_bytes =
+   * pool_bytes, mapped_peak = mapped_bytes, the rest 0 */
+  uint64_t max_bytes;       /* most pool bytes it may map (the reserved range) */
+  uint64_t mapped_peak;     /* most device bytes mapped at once, metadata included */
+  uint64_t grow_waits;      /* device requests that waited for the host to map memory */
+  uint64_t grow_timeouts;   /* such waits that ended without memory (NULL followed) */
+  uint64_t trims;           /* trims that unmapped memory */
+  uint64_t trimmed_bytes;   /* bytes those trims unmapped */
+  uint64_t grows;           /* 1: a heap that grows, 0: a fixed heap */
 } devmalloc_stats_t;
 
 /* Create a heap of `bytes` device bytes in context `ctx` (NULL: the current
  * context). The heap is initialized and ready when this returns. */
 devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes,
                                          devmalloc_heap_t **out);
+
+/* A heap that grows (docs/design.md, "A heap that grows"). Fields left 0
+ * take the defaults. The pool is a reserved virtual range of `max` bytes;
+ * `initial` bytes are mapped at creation and more, `step` at a time, when
+ * device code needs it (even while a kernel runs: a service thread of this
+ * runtime maps it) or when less than `watermark` bytes are free. */
+typedef struct devmalloc_grow_config {
+  size_t initial;     /* mapped at creation (0: 64 MiB) */
+  size_t max;         /* most pool bytes (0: the device's total memory) */
+  size_t step;        /* unit of mapping and trimming, a multiple of 2 MiB (0: 64 MiB) */
+  size_t watermark;   /* map ahead when less than this is free in the heap (0: step) */
+  unsigned wait_ms;   /* longest wait of a device request for memory (0: 200 ms) */
+  unsigned poll_us;   /* the service thread's polling period (0: 50 us) */
+  size_t fallback;    /* size of the fixed heap made where the device has no virtual
+                       * memory management (0: initial) */
+} devmalloc_grow_config_t;
+
+/* Create a heap that grows in `ctx` (NULL: current). Where the device or
+ * driver lacks virtual memory management, a fixed heap of cfg->fallback
+ * bytes is made instead (devmalloc_heap_grows() says which; *notice, if not
+ * NULL, gets a static one-line explanation, or NULL). cfg may be NULL. */
+devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_grow_config_t *cfg,
+                                                 devmalloc_heap_t **out, const char **notice);
+
+/* 1 for a heap that grows, 0 for a fixed heap. */
+int devmalloc_heap_grows(const devmalloc_heap_t *heap);
+
+/* Unmap free memory at the top of a heap that grows, keeping at least
+ * `keep` bytes (and its initial size) mapped. No live block moves; only
+ * memory above the highest live block can go. Kernels may run meanwhile: a
+ * small kernel of the runtime's own on the heap's stream takes the memory
+ * back from the heap's tree, then it is unmapped (this call waits for that
+ * kernel only). *unmapped (if not NULL) gets the bytes unmapped. A fixed
+ * heap: nothing happens. */
+devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *heap, size_t keep, size_t *unmapped);
+
+/* The same without waiting: the trim kernel is launched and the runtime's
+ * service thread unmaps when it has run (nothing happens while a trim is
+ * under way). For synchronization points, where waiting for a kernel that
+ * may queue behind the program's could stall the caller. */
+devmalloc_status_t devmalloc_heap_trim_start(devmalloc_heap_t *heap, size_t keep);
 
 /* Serve every request smaller than `bytes` as a block of `bytes` (0: off,
  * the default; at most 8192). 128 gives each small block a cache line of its
@@ -110,6 +161,11 @@ CUcontext devmalloc_heap_context(const devmalloc_heap_t *heap);
 /* Release the heap's device memory. Modules bound to it must not run again
  * until bound to another heap. */
 devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *heap);
+
+/* The heap's context is gone (destroyed, or the primary context's last
+ * release): free what the heap holds on the host (a heap that grows: stop its
+ * service thread) without calling the driver. */
+void devmalloc_heap_abandon(devmalloc_heap_t *heap);
 
 /* Number of device malloc calls a module made while no heap was bound
  * (they returned NULL). DEVMALLOC_ENOTFOUND for modules without devmalloc. */

@@ -5,7 +5,7 @@
 #   build/nvcc-dlto                  the nvcc to use for -dlto links (see tools/cuda-dlto-toolkit.sh)
 
 DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h device/sem.c device/buddy.c device/sizeclass.c \
-               device/slab.c device/heap.c device/*.h include/devmalloc.h
+               device/slab.c device/heap.c device/grow.c device/*.h include/devmalloc.h
 # Register cap of devmalloc's device code. Callers compiled against the
 # built-in malloc/free keep values in registers R32 and up across the call
 # (the stock implementation never touches them); a malloc compiled with more

@@ -2,8 +2,11 @@
 # static links) and build/libdevmalloc.so.
 
 HOST_SRCS := host/heap/heap_runtime.c host/heap/stats_print.c device/layout.c device/check.c
-HOST_OBJS := $(patsubst %.c,$(BUILD)/host/%.o,$(notdir $(HOST_SRCS)))
-HOST_RT_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Idevice
+# heaps that grow (mk/growth.mk): the runtime part and the core it runs on a
+# copy of the metadata when trimming
+HOST_SRCS += $(GROWTH_HOST_SRCS)
+HOST_OBJS = $(patsubst %.c,$(BUILD)/host/%.o,$(notdir $(HOST_SRCS)))
+HOST_RT_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Idevice -Ihost/heap
 
 $(BUILD)/host/%.o: host/heap/%.c include/*.h device/*.h | $(BUILD)/host/.dir
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@

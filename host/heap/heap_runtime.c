@@ -21,18 +21,9 @@
 #include "devmalloc.h"
 #include "dm_internal.h"
 
-#define POOL_ALIGN (2ull << 20)
+#include "heap_priv.h"
 
-struct devmalloc_heap {
-  CUcontext ctx;
-  CUdeviceptr mem;      /* what cuMemAlloc returned */
-  CUdeviceptr base;     /* POOL_ALIGN-aligned start of the heap inside mem */
-  size_t bytes;
-  dm_layout_t layout;
-  dm_heap_t image;      /* the dm_heap_t as written to the device */
-  CUdeviceptr desc;     /* device address of that dm_heap_t */
-  CUstream stream;      /* private, non-blocking */
-};
+#define POOL_ALIGN (2ull << 20)
 
 const char *devmalloc_status_string(devmalloc_status_t st) {
   switch (st) {
@@ -235,6 +226,9 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *h, devmalloc_stats_t *
     out->footprint_bytes = hs->footprint;
     out->mapped_bytes = out->heap_bytes;   /* one fixed allocation */
     out->growth_events = 0;
+    out->max_bytes = out->pool_bytes;
+    out->mapped_peak = out->mapped_bytes;
+    if (h->growth) st = h->growth_stats(h, out); /* host/heap/growth.c */
   }
   free(buf);
   pop();
@@ -278,6 +272,7 @@ CUcontext devmalloc_heap_context(const devmalloc_heap_t *h) { return h ? h->ctx 
 devmalloc_status_t devmalloc_heap_destroy(devmalloc_heap_t *h) {
   if (!h) return DEVMALLOC_EINVAL;
   devmalloc_status_t st = DEVMALLOC_OK;
+  if (h->growth) return h->growth_destroy(h); /* host/heap/growth.c */
   if (push(h->ctx) == DEVMALLOC_OK) {
     if (cuMemFree(h->mem) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
     cuStreamDestroy(h->stream);

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct dm_ctxent {
@@ -104,6 +105,31 @@ static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsig
            id, dm_heap_ops->status_string(st));
 }
 
+/* DEVMALLOC_GROW: a heap that grows. Maximum: DEVMALLOC_HEAP_SIZE if set,
+ * else the application's limit if it set one and DEVMALLOC_LIMIT_IS_MAX (the
+ * default: NULL beyond it, as with the stock heap), else the device's memory
+ * (0). Initial: DEVMALLOC_HEAP_INITIAL, or the application's limit when that
+ * is not the maximum (DEVMALLOC_LIMIT_IS_MAX=0: it is then the size the heap
+ * starts with); never above the maximum. `fixed` bytes where the device has
+ * no VMM (the fixed heap's usual size). */
+static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, const dm_limit_t *l,
+                                         size_t fixed, uint64_t fr, devmalloc_grow_config_t *gc,
+                                         devmalloc_heap_t **h, const char **notice) {
+  memset(gc, 0, sizeof *gc);
+  if (o->heap_size.kind != DM_SIZE_UNSET) gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
+  else if (l->app_set && o->limit_is_max) gc->max = l->app_value;
+  gc->initial = o->heap_initial.kind == DM_SIZE_BYTES ? (size_t)o->heap_initial.bytes : (64u << 20);
+  if (l->app_set && !o->limit_is_max) gc->initial = l->app_value;
+  if (gc->max && gc->max < DM_MIN_HEAP_BYTES) gc->max = DM_MIN_HEAP_BYTES;
+  if (gc->max && gc->initial > gc->max) gc->initial = gc->max;
+  if (gc->initial < DM_MIN_HEAP_BYTES) gc->initial = DM_MIN_HEAP_BYTES;
+  if (o->grow_step.kind == DM_SIZE_BYTES) gc->step = (size_t)o->grow_step.bytes;
+  if (o->grow_watermark.kind == DM_SIZE_BYTES) gc->watermark = (size_t)o->grow_watermark.bytes;
+  gc->wait_ms = o->grow_wait ? o->grow_wait : 1;
+  gc->fallback = fixed;
+  return dm_heap_ops->create_growing(ctx, gc, h, notice);
+}
+
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
   dm_nvtx_init();   /* the range below is pushed under the lock */
@@ -121,7 +147,10 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   if (dm_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) e->device = dev;
   (void)dm_drv.cuCtxGetId(ctx, &e->id);
   dm_nvtx_push("devmalloc: create heap (%zu MiB, context %llu)", bytes >> 20, e->id);
-  devmalloc_status_t st = dm_heap_ops->create(ctx, bytes, &h);
+  const char *notice = NULL;
+  devmalloc_grow_config_t gc;
+  devmalloc_status_t st = o->grow ? create_growing(ctx, o, &e->limit, bytes, fr, &gc, &h, &notice)
+                                  : dm_heap_ops->create(ctx, bytes, &h);
   dm_nvtx_pop();
   if (st != DEVMALLOC_OK || !h) {
     e->failed = 1;
@@ -130,7 +159,21 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
            "warning: cannot create a %zu-byte heap in context %llu (device %d): %s; "
            "device malloc of devmalloc modules returns NULL there",
            bytes, e->id, e->device, dm_heap_ops->status_string(st));
+  } else if (o->grow && dm_heap_ops->grows(h)) {
+    e->heap = h;
+    e->limit.heap_created = 1;
+    e->limit.heap_bytes = gc.initial;
+    e->limit.grows = 1;
+    devmalloc_stats_t s;
+    e->limit.max_bytes = dm_heap_ops->stats(h, &s) == DEVMALLOC_OK ? s.max_bytes : gc.initial;
+    apply_heap_options(h, o, e->id);
+    dm_log(DM_LOG_INFO, "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d)%s",
+           gc.initial >> 20, e->limit.max_bytes >> 20, e->id, e->device,
+           o->heap_size.kind != DM_SIZE_UNSET ? " [maximum: DEVMALLOC_HEAP_SIZE]"
+           : e->limit.app_set && o->limit_is_max ? " [maximum: application limit]"
+           : e->limit.app_set ? " [initial: application limit]" : "");
   } else {
+    if (notice) dm_log(DM_LOG_INFO, "context %llu: %s (%zu MiB)", e->id, notice, bytes >> 20);
     e->heap = h;
     e->limit.heap_created = 1;
     e->limit.heap_bytes = bytes;
@@ -271,12 +314,47 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
         dm_log(DM_LOG_INFO, "heap of context %llu destroyed%s", e->id,
                st == DEVMALLOC_OK ? "" : " (with errors)");
       } else {
+        dm_heap_ops->abandon(e->heap); /* host-side state only (a growing heap's thread) */
         dm_log(DM_LOG_INFO, "context %llu is gone; its heap is forgotten", e->id);
       }
     }
     *e = g_ents[--g_n];
   }
   pthread_mutex_unlock(&g_lock);
+}
+
+/* DEVMALLOC_TRIM: after a synchronization, unmap the free memory at the top
+ * of ctx's heap (if it grows) when at least DM_TRIM_MIN_FREE of what is
+ * mapped is free; at most once per DM_TRIM_PERIOD_NS in the process (the
+ * check costs a read of the counters; the trim a small kernel). */
+#define DM_TRIM_PERIOD_NS 2000000000ull
+#define DM_TRIM_MIN_FREE (256ull << 20)
+static _Atomic uint64_t g_last_trim;
+void dm_ctx_trim(CUcontext ctx) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  uint64_t last = atomic_load(&g_last_trim);
+  if (now - last < DM_TRIM_PERIOD_NS || !atomic_compare_exchange_strong(&g_last_trim, &last, now))
+    return;
+  pthread_mutex_lock(&g_lock);
+  dm_ctxent_t *e = find(ctx);
+  devmalloc_status_t st = DEVMALLOC_OK;
+  devmalloc_stats_t s;
+  int started = 0;
+  if (e && e->heap && !e->lost && e->limit.grows && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
+    uint64_t meta = s.heap_bytes - s.pool_bytes, pool_mapped = s.mapped_bytes > meta ? s.mapped_bytes - meta : 0;
+    if (pool_mapped > s.footprint_bytes + DM_TRIM_MIN_FREE) {
+      st = dm_heap_ops->trim_start(e->heap, 0); /* the runtime's thread finishes it */
+      started = st == DEVMALLOC_OK;
+    }
+  }
+  pthread_mutex_unlock(&g_lock);
+  if (st != DEVMALLOC_OK) dm_log(DM_LOG_WARN, "warning: trimming the heap of a context failed: %s",
+                                 dm_heap_ops->status_string(st));
+  else if (started) dm_log(DM_LOG_DEBUG, "trim started (%llu MiB mapped, %llu MiB in use)",
+                           (unsigned long long)(s.mapped_bytes >> 20),
+                           (unsigned long long)(s.footprint_bytes >> 20));
 }
 
 /* --- primary contexts ----------------------------------------------------- */
@@ -343,12 +421,18 @@ static void print_text(FILE *f, const dm_stats_rec_t *r) {
             (unsigned long long)(s->heap_bytes >> 20));
     return;
   }
+  char heap[96];
+  if (s->grows)
+    snprintf(heap, sizeof heap, "heap grows: %llu MiB mapped (peak %llu, max %llu MiB, %llu growths)",
+             (unsigned long long)(s->mapped_bytes >> 20), (unsigned long long)(s->mapped_peak >> 20),
+             (unsigned long long)(s->max_bytes >> 20), (unsigned long long)s->growth_events);
+  else
+    snprintf(heap, sizeof heap, "heap %llu MiB", (unsigned long long)(s->heap_bytes >> 20));
   fprintf(f,
-          "devmalloc: stats: context %llu (device %d%s%s): heap %llu MiB, allocs %llu, "
+          "devmalloc: stats: context %llu (device %d%s%s): %s, allocs %llu, "
           "frees %llu, failures %llu, peak %llu bytes, large %llu\n",
           r->ctx_id, r->device, state,
-          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "",
-          (unsigned long long)(s->heap_bytes >> 20),
+          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "", heap,
           (unsigned long long)s->allocs, (unsigned long long)s->frees,
           (unsigned long long)s->failures, (unsigned long long)s->peak_bytes,
           (unsigned long long)s->large_allocs);

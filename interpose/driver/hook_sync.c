@@ -4,7 +4,10 @@
  * the call runs first, exactly as asked; after it returns, the context's
  * counters may be sampled for the trace (trace.c). With tracing and stats off
  * they only pass through. (Runtimes before CUDA 13 synchronize a device
- * through cuCtxSynchronize, 13 through cuCtxSynchronize_v2.)
+ * through cuCtxSynchronize, 13 through cuCtxSynchronize_v2.) With
+ * DEVMALLOC_TRIM (on by default), a successful synchronization may also trim
+ * the context's heap if it grows (ctxtab.c: at most every 2 seconds, when
+ * enough mapped memory is free).
  *
  * Locking: none here (trace.c).
  */
@@ -15,26 +18,26 @@ static CUcontext current(void) {
   return dm_drv.cuCtxGetCurrent(&c) == CUDA_SUCCESS ? c : NULL;
 }
 
-CUresult dm_h_stream_sync(dm_pfn_cuStreamSynchronize real, CUstream s) {
-  CUresult r = real(s);
-  if (dm_obs_sampling()) dm_obs_sync(dm_stream_ctx(s));
+/* After a synchronization that returned r, in context ctx: trim a heap that
+ * grows, sample for the trace. */
+static CUresult after_sync(CUresult r, CUcontext ctx) {
+  if (r == CUDA_SUCCESS && dm_options()->trim && dm_options()->grow) dm_ctx_trim(ctx);
+  if (dm_obs_sampling()) dm_obs_sync(ctx);
   return r;
+}
+
+CUresult dm_h_stream_sync(dm_pfn_cuStreamSynchronize real, CUstream s) {
+  return after_sync(real(s), dm_stream_ctx(s));
 }
 
 CUresult dm_h_event_sync(dm_pfn_cuEventSynchronize real, CUevent ev) {
-  CUresult r = real(ev);
-  if (dm_obs_sampling()) dm_obs_sync(current());
-  return r;
+  return after_sync(real(ev), current());
 }
 
 CUresult dm_h_ctx_sync_current(dm_pfn_cuCtxSynchronize real) {
-  CUresult r = real();
-  if (dm_obs_sampling()) dm_obs_sync(current());
-  return r;
+  return after_sync(real(), current());
 }
 
 CUresult dm_h_ctx_sync(dm_pfn_cuCtxSynchronize_v2 real, CUcontext ctx) {
-  CUresult r = real(ctx);
-  if (dm_obs_sampling()) dm_obs_sync(ctx ? ctx : current());
-  return r;
+  return after_sync(real(ctx), ctx ? ctx : current());
 }

@@ -16,6 +16,12 @@
  *                         -> REJECT (CUDA_ERROR_INVALID_VALUE), as the
  *                            stock driver does after a malloc-using launch:
  *                            the heap cannot move under live pointers
+ *   a heap that grows (DEVMALLOC_GROW): the application's value, set before
+ *     the heap exists, is its maximum (DEVMALLOC_LIMIT_IS_MAX, the default)
+ *     or the size it starts with (ctxtab.c); after, any value up to the
+ *     heap's maximum is accepted (NOOP: the heap grows to it when needed), a
+ *     larger one replaces the heap if no module is bound yet (RESIZE), else
+ *     is REJECTed; report: the maximum once the heap exists.
  *   report: heap size if created; else DEVMALLOC_HEAP_SIZE if set; else the
  *     application's value if set; else the devmalloc default if any module
  *     with devmalloc was seen; else 0 = "ask the driver" (stock value).
@@ -28,7 +34,7 @@
 
 dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value) {
   if (l->heap_created) {
-    if (value == l->heap_bytes) return DM_LIMIT_NOOP;
+    if (l->grows ? value <= l->max_bytes : value == l->heap_bytes) return DM_LIMIT_NOOP;
     if (l->heap_bound) return DM_LIMIT_REJECT;
   }
   dm_limit_action_t a = l->heap_created ? DM_LIMIT_RESIZE : DM_LIMIT_RECORD;
@@ -49,7 +55,7 @@ size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,
 
 size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env,
                        uint64_t free_bytes, int devmalloc_seen) {
-  if (l->heap_created) return l->heap_bytes;
+  if (l->heap_created) return l->grows ? l->max_bytes : l->heap_bytes;
   if ((env && env->kind != DM_SIZE_UNSET) || l->app_set || devmalloc_seen)
     return dm_limit_heap_bytes(l, env, free_bytes);
   return 0;

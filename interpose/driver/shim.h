@@ -133,6 +133,8 @@ typedef struct dm_limit {
   int heap_created;       /* devmalloc heap exists */
   int heap_bound;         /* a module was bound to it: its size is fixed */
   size_t heap_bytes;
+  int grows;              /* the heap grows: any value up to max_bytes is accepted */
+  size_t max_bytes;
 } dm_limit_t;
 typedef enum {
   DM_LIMIT_RECORD,        /* record value, also pass to the stock driver */
@@ -162,6 +164,11 @@ typedef struct dm_heap_ops {
   void (*stats_print)(const devmalloc_stats_t *, void *, const char *);
   devmalloc_status_t (*set_min_block)(devmalloc_heap_t *, size_t);
   devmalloc_status_t (*set_check)(devmalloc_heap_t *, int);
+  devmalloc_status_t (*create_growing)(CUcontext, const devmalloc_grow_config_t *,
+                                       devmalloc_heap_t **, const char **);
+  devmalloc_status_t (*trim_start)(devmalloc_heap_t *, size_t);
+  int (*grows)(const devmalloc_heap_t *);
+  void (*abandon)(devmalloc_heap_t *);
 } dm_heap_ops_t;
 extern const dm_heap_ops_t *dm_heap_ops;
 /* Load-time re-link (relink/relink.h). */
@@ -195,6 +202,8 @@ void dm_parts_connect(void *libcuda);
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx);
 /* Heap of ctx if it exists, else NULL. */
 devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx);
+/* DEVMALLOC_TRIM: unmap free memory at the top of ctx's heap if it grows. */
+void dm_ctx_trim(CUcontext ctx);
 /* Limit hooks' state: set returns the action; report/get as in limit.c. */
 dm_limit_action_t dm_ctx_limit_set(CUcontext ctx, size_t value);
 /* A module was bound to ctx's heap: its size can no longer change. */

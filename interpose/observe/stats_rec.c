@@ -16,6 +16,13 @@
   X(pool_bytes, r->s.pool_bytes)                          \
   X(mapped_bytes, r->s.mapped_bytes)                      \
   X(growth_events, r->s.growth_events)                    \
+  X(grows, r->s.grows)                                    \
+  X(max_bytes, r->s.max_bytes)                            \
+  X(mapped_peak, r->s.mapped_peak)                        \
+  X(grow_waits, r->s.grow_waits)                          \
+  X(grow_timeouts, r->s.grow_timeouts)                    \
+  X(trims, r->s.trims)                                    \
+  X(trimmed_bytes, r->s.trimmed_bytes)                    \
   X(allocs, r->s.allocs)                                  \
   X(frees, r->s.frees)                                    \
   X(failures, r->s.failures)                              \

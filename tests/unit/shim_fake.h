@@ -75,8 +75,26 @@ static devmalloc_status_t fk_set_check(devmalloc_heap_t *h, int on) {
   fk_check = on;
   return DEVMALLOC_OK;
 }
+/* Heaps that grow: the fake makes a fixed heap of the fallback size (the
+ * size a fixed heap would have had), so the shim's sizing rules read the
+ * same through either path; fk_grow_cfg keeps the last configuration. */
+static devmalloc_grow_config_t fk_grow_cfg;
+static devmalloc_status_t fk_create_growing(CUcontext c, const devmalloc_grow_config_t *g,
+                                            devmalloc_heap_t **out, const char **notice) {
+  fk_grow_cfg = *g;
+  if (notice) *notice = NULL;
+  return fk_create(c, g->fallback, out);
+}
+static devmalloc_status_t fk_trim(devmalloc_heap_t *h, size_t keep) { return DEVMALLOC_OK; }
+static int fk_grows(const devmalloc_heap_t *h) { return 0; }
+static atomic_int fk_abandons;
+static void fk_abandon(devmalloc_heap_t *h) {
+  atomic_fetch_add(&fk_abandons, 1);
+  free(h);
+}
 static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
-                                     fk_destroy, fk_str, fk_print, fk_set_min_block, fk_set_check};
+                                     fk_destroy, fk_str, fk_print, fk_set_min_block, fk_set_check,
+                                     fk_create_growing, fk_trim, fk_grows, fk_abandon};
 const dm_heap_ops_t *dm_heap_ops = &fk_ops;
 
 #ifdef FK_RELINK_SIZED

@@ -43,8 +43,16 @@ static void t_limit(void **st) {
   l.heap_bytes = 32u << 20;
   assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_REJECT);      /* a kernel may use it */
   assert_int_equal(dm_limit_report(&l, &env, 0, 0), 32u << 20);        /* the real heap */
-  dm_limit_t tiny = {1, 4096, 0, 0, 0};
+  dm_limit_t tiny = {.app_set = 1, .app_value = 4096};
   assert_int_equal(dm_limit_heap_bytes(&tiny, &unset, 0), DM_MIN_HEAP_BYTES);
+  /* a heap that grows: any value up to its maximum is a statement of need */
+  dm_limit_t g = {.app_set = 1, .app_value = 32u << 20, .heap_created = 1, .heap_bound = 1,
+                  .heap_bytes = 32u << 20, .grows = 1, .max_bytes = 8ull << 30};
+  assert_int_equal(dm_limit_set(&g, 32u << 20), DM_LIMIT_NOOP);
+  assert_int_equal(dm_limit_set(&g, 4ull << 30), DM_LIMIT_NOOP);
+  assert_int_equal(dm_limit_set(&g, 8ull << 30), DM_LIMIT_NOOP);
+  assert_int_equal(dm_limit_set(&g, (8ull << 30) + 1), DM_LIMIT_REJECT); /* bound: fixed */
+  assert_int_equal(dm_limit_report(&g, &env, 0, 0), 8ull << 30);      /* its maximum */
 }
 
 /* ---- fake driver ---- */
@@ -121,6 +129,14 @@ static void t_ctx_table(void **st) {
   devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
   assert_non_null(h);
   assert_int_equal(fk_last_bytes, 48u << 20);
+  /* DEVMALLOC_GROW (default on): the application's limit is the maximum
+   * (DEVMALLOC_LIMIT_IS_MAX, default on), the heap starts with
+   * DEVMALLOC_HEAP_INITIAL (64M, above the maximum: the maximum), the fixed
+   * size is the fallback */
+  assert_int_equal(fk_grow_cfg.max, 48u << 20);
+  assert_int_equal(fk_grow_cfg.initial, 48u << 20);
+  assert_int_equal(fk_grow_cfg.fallback, 48u << 20);
+  assert_int_equal(fk_grow_cfg.wait_ms, 200);
   assert_int_equal(fk_min_block, 128);                     /* DEVMALLOC_MIN_BLOCK, set in main */
   assert_int_equal(fk_check, 1);                           /* DEVMALLOC_CHECK, set in main */
   assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
@@ -134,6 +150,8 @@ static void t_ctx_table(void **st) {
   devmalloc_heap_t *hb = dm_ctx_heap(CTX_B);               /* default size */
   assert_ptr_not_equal(hb, h);
   assert_int_equal(fk_last_bytes, DM_DEFAULT_HEAP_BYTES);
+  assert_int_equal(fk_grow_cfg.initial, 64u << 20);         /* DEVMALLOC_HEAP_INITIAL */
+  assert_int_equal(fk_grow_cfg.max, 0);                     /* no limit: the device's memory */
   assert_int_equal(dm_ctx_count(), 2);
   dm_ctx_teardown(CTX_A, 1);
   assert_int_equal(fk_destroys, 1);

@@ -1,0 +1,30 @@
+/*
+ * heap_priv.h — the host runtime's heap object, shared by heap_runtime.c
+ * (fixed heaps, bind, stats, verify) and heap/growth.c (heaps that grow).
+ * Private: not installed.
+ */
+#ifndef DM_HEAP_PRIV_H
+#define DM_HEAP_PRIV_H
+#include <cuda.h>
+#include "devmalloc.h"
+#include "dm_internal.h"
+
+struct dm_rt_growth;              /* heap/growth.c */
+
+struct devmalloc_heap {
+  CUcontext ctx;
+  CUdeviceptr mem;      /* what cuMemAlloc returned (0: a heap that grows) */
+  CUdeviceptr base;     /* POOL_ALIGN-aligned start of the heap inside mem */
+  size_t bytes;
+  dm_layout_t layout;
+  dm_heap_t image;      /* the dm_heap_t as written to the device */
+  CUdeviceptr desc;     /* device address of that dm_heap_t */
+  CUstream stream;      /* private, non-blocking */
+  struct dm_rt_growth *growth; /* NULL: a fixed heap */
+  /* growth.c's part of stats (mapped bytes, events, ...) and destruction,
+   * called through pointers so that programs making only fixed heaps do not
+   * link the VMM calls */
+  devmalloc_status_t (*growth_stats)(devmalloc_heap_t *h, devmalloc_stats_t *out);
+  devmalloc_status_t (*growth_destroy)(devmalloc_heap_t *h);
+};
+#endif

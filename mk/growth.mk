@@ -1,0 +1,46 @@
+# mk/growth.mk — a heap that grows: the host's service thread and trim
+# (host/heap/grower.c) with the core, tested for real against an mprotect
+# fake driver (tests/unit/test_grow.c), also under ThreadSanitizer.
+
+GROWER_SRCS := host/heap/grower.c
+GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c $(BUILD)/host/trim_fatbin.c
+
+# The trim kernel (device/trim_kernel.cu: dm_grow_trim as a kernel), a fatbin
+# embedded in the host runtime as a C array and loaded per context at the
+# first trim.
+$(BUILD)/host/trim_kernel.fatbin: device/trim_kernel.cu $(filter-out device/host_prim.c device/layout.c device/check.c,$(wildcard device/*.c)) device/*.h | $(BUILD)/host/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -fatbin $(NVCC_GENCODE) $< -o $@
+$(BUILD)/host/trim_fatbin.c: $(BUILD)/host/trim_kernel.fatbin
+	{ echo '/* generated from device/trim_kernel.cu by mk/growth.mk */'; \
+	  echo 'const unsigned char dm_trim_fatbin[] __attribute__((aligned(8))) = {'; \
+	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp && mv $@.tmp $@
+$(BUILD)/host/trim_fatbin.o: $(BUILD)/host/trim_fatbin.c
+	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
+$(BUILD)/host/%.o: host/heap/%.c include/*.h device/*.h host/heap/*.h | $(BUILD)/host/.dir
+	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
+$(BUILD)/tests/test_grow: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -Ihost/heap $< $(GROWER_SRCS) -o $@ $(CORE_LIB) -lcmocka -lpthread
+$(BUILD)/tests/test_grow_tsan: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -Ihost/heap $< $(GROWER_SRCS) -o $@ $(CORE_TSAN_LIB) -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_grow $(BUILD)/tests/test_grow_tsan
+
+# The runtime's heaps that grow end to end against a fake driver backed by
+# host memory (tests/unit/test_growth_fake.c), under ASan and UBSan.
+$(BUILD)/tests/test_growth_fake: tests/unit/test_growth_fake.c $(HOST_LIB) $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(HOST_RT_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< \
+	  -o $@ $(HOST_LIB) $(CORE_LIB) -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_growth_fake
+
+# GPU suite (tests/gpu/cases/14_device_grow.sh): the same program relinked
+# (heap from devmalloc_cuda_init_growing) and plain (PTX embedded: re-linked
+# under the shim at load time).
+$(BUILD)/gpu/dm_grow: tests/gpu/progs/dm_grow.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DEVICE_LIB) $(HOST_LIB) -lcuda -lpthread -o $@
+$(BUILD)/gpu/dm_grow_plain: tests/gpu/progs/dm_grow.cu | $(BUILD)/gpu/.dir
+	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
+GPU_BINS += $(BUILD)/gpu/dm_grow $(BUILD)/gpu/dm_grow_plain
+
+# test_grow again with the chaos switch (yields at the allocator's racy points)
+$(BUILD)/tests/test_grow_chaos: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -Ihost/heap $< $(GROWER_SRCS) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_grow_chaos
