@@ -129,7 +129,7 @@ static void t_ctx_table(void **st) {
   devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
   assert_non_null(h);
   assert_int_equal(fk_last_bytes, 48u << 20);
-  /* DEVMALLOC_GROW (default on): the application's limit is the maximum
+  /* DEVMALLOC_GROW (set in main): the application's limit is the maximum
    * (DEVMALLOC_LIMIT_IS_MAX, default on), the heap starts with
    * DEVMALLOC_HEAP_INITIAL (64M, above the maximum: the maximum), the fixed
    * size is the fallback */
@@ -448,6 +448,7 @@ static void t_limit_hook_sizes(void **st) {
 
 int main(void) {
   setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
+  setenv("DEVMALLOC_GROW", "1", 1);        /* heaps that grow (off by default) */
   setenv("DEVMALLOC_CHECK", "1", 1);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_limit_hook_sizes),

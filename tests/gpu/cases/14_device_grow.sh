@@ -5,7 +5,7 @@
 # that kernel runs (counted); a kernel that wants more than the device has
 # gets NULL and ends; mapped bytes drop after frees and a trim.
 # Relinked (devmalloc_cuda_init_growing), then the plain build under the shim
-# (DEVMALLOC_GROW is on by default; its stats must say the heap grew).
+# with DEVMALLOC_GROW=1 (its stats must say the heap grew).
 set -u
 B=${BUILD:-build}
 SHIM_SO=$PWD/$B/libdevmalloc_preload.so
@@ -14,7 +14,7 @@ for f in "$B/gpu/dm_grow" "$B/gpu/dm_grow_plain" "$SHIM_SO"; do
 done
 "$B/gpu/dm_grow"
 echo "---- plain build under the shim"
-out=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_STATS=json DEVMALLOC_VERBOSE=1 "$B/gpu/dm_grow_plain" 2>&1); rc=$?
+out=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_GROW=1 DEVMALLOC_STATS=json DEVMALLOC_VERBOSE=1 "$B/gpu/dm_grow_plain" 2>&1); rc=$?
 echo "$out"
 grep -E "^(PASS|FAIL) " <<<"$out" | sed 's/^\(PASS\|FAIL\) grow_/\1 shim_grow_/'
 json=$(grep -o '{"record":"stats".*}' <<<"$out" | head -1)
@@ -28,7 +28,7 @@ sys.exit(0 if ok else 1)
 PY
 then echo "PASS shim_grow_stats"
 else echo "FAIL shim_grow_stats: exit $rc, or the shim's stats do not show a heap that grew to 16 GiB"; fi
-# DEVMALLOC_GROW=0 keeps the fixed heap (256 MiB default): the 16 GiB phase fails there
+# DEVMALLOC_GROW=0 (the default) keeps the fixed heap (256 MiB): the 16 GiB phase fails there
 out=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_GROW=0 DEVMALLOC_STATS=1 "$B/gpu/dm_grow_plain" 2>&1)
 if grep -q "^FAIL grow_16g_over_kernels" <<<"$out" && grep -q "heap 256 MiB" <<<"$out"; then
   echo "PASS shim_grow_off_fixed"
