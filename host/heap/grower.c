@@ -7,7 +7,8 @@
  * reached, and publishes x->mapped after each step (so waiting requests go
  * on early). When a map fails for lack of memory, x->refused = that target:
  * requests that need that much end in NULL at once; the thread tries again
- * when a larger target comes or after a pause. Trim: see dm_grower_trim.
+ * when a larger target comes or after a pause (10 ms), and a trim that
+ * unmaps clears the refusal. Trim: see dm_grower_trim_start.
  *
  * Process exit: an atexit handler stops every service thread's mapping
  * (alive cleared, requests end in NULL) before the driver is torn down.
@@ -178,6 +179,10 @@ static void finish_trim(dm_grower_t *g, uint64_t r) {
     g->last_freed = before - g->mapped;
     g->trimmed += g->last_freed;
     g->trims++;
+    /* memory went back to the device: a refusal is stale (requests would
+     * end in NULL at once while it stands) */
+    g->refused_target = 0;
+    __atomic_store_n(&g->x->refused, 0, __ATOMIC_SEQ_CST);
   }
   publish(g);
   /* mapped is lowered: lift the ceiling (requests may release again) */

@@ -8,7 +8,7 @@
 # with DEVMALLOC_GROW=1 (its stats must say the heap grew).
 set -u
 B=${BUILD:-build}
-SHIM_SO=$PWD/$B/libdevmalloc_preload.so
+case $B in /*) SHIM_SO=$B/libdevmalloc_preload.so ;; *) SHIM_SO=$PWD/$B/libdevmalloc_preload.so ;; esac
 for f in "$B/gpu/dm_grow" "$B/gpu/dm_grow_plain" "$SHIM_SO"; do
   [ -e "$f" ] || { echo "FAIL 14_device_grow: $f missing (make gpu-build)"; exit 0; }
 done
