@@ -29,9 +29,11 @@
 #include "sem.c"
 #include "buddy.c"
 #include "sizeclass.c"
+#include "reclaim.c"
+#include "grow.c"
+#include "tree.c"
 #include "slab.c"
 #include "heap.c"
-#include "grow.c"
 
 extern "C" {
 __device__ dm_heap_t *devmalloc_heap_desc;

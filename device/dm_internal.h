@@ -56,8 +56,12 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits);
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count);
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
-DM_FN uint32_t dm_slab_reclaim(dm_heap_t *h);
-DM_FN uint64_t dm_slab_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
+
+/* reclaim.c */
+DM_FN uint32_t dm_reclaim_chunks(dm_heap_t *h);
+
+/* tree.c */
+DM_FN uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
 
 /* heap.c */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);

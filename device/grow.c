@@ -209,7 +209,7 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
   dm_heap_t v = *h;
   uint64_t nc = dm_load64(&g->released) >> DM_CHUNK_SHIFT;
   if (nc < v.nchunks) v.nchunks = (uint32_t)nc;
-  dm_slab_reclaim(&v);
+  dm_reclaim_chunks(&v);
   grow_lock(g);
   uint64_t r = dm_load64(&g->released);
   while (r > floor) {

@@ -3,9 +3,9 @@
  * the arena of the caller. Slab requests are served by slab.c; the callers
  * (device/devmalloc.cu on the GPU, device/single.c for one caller, as in the
  * host tests) combine the two, and devmalloc.cu aggregates requests of a warp.
- * Calls run one way: heap.c -> slab.c -> buddy.c -> sem.c (tree requests,
- * which may first take back the chunks bins keep, are slab.c's
- * dm_slab_tree_alloc).
+ * Calls run one way: heap.c -> slab.c -> tree.c -> grow.c -> reclaim.c ->
+ * buddy.c -> sem.c (tree.c: requests to the tree for chunks and large
+ * blocks; reclaim.c: the empty chunks bins keep, back to the tree).
  *
  * Counters: per arena, allocations and frees per class, large allocations,
  * frees and bytes (signed: a block may be freed from another arena), and
@@ -16,7 +16,7 @@
  *
  * A heap that grows (h->grow): a tree request that fails asks grow.c for
  * more mapped memory and tries again, one that succeeds lets grow.c ask the
- * host ahead of need (watermark): both in slab.c's dm_slab_tree_alloc.
+ * host ahead of need (watermark): both in tree.c.
  *
  * Locking: none here beyond what buddy.c, slab.c and grow.c take.
  */
@@ -109,7 +109,7 @@ static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, u
  * block, NULL when no block of k blocks' size is free (the caller then
  * allocates one by one, which may still succeed). */
 DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena) {
-  uint64_t node = dm_slab_tree_alloc(h, order, k);
+  uint64_t node = dm_tree_alloc(h, order, k);
   if (!node) return 0;
   note_large(h, arena, order, k);
   return dm_buddy_addr(&h->buddy, node);
@@ -118,7 +118,7 @@ DM_COLD char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint3
 /* A block of at least max(size, align) bytes from the buddy tree. */
 DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena) {
   uint32_t order = dm_heap_large_order(h, size, align);
-  uint64_t node = order != DM_MAX_ORDERS ? dm_slab_tree_alloc(h, order, 1) : 0;
+  uint64_t node = order != DM_MAX_ORDERS ? dm_tree_alloc(h, order, 1) : 0;
   if (!node) {
     dm_heap_note_failure(h, arena, 1);
     return 0;

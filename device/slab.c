@@ -34,57 +34,7 @@
  * tag, and a chunk re-formatted for the same bin is a valid target.
  */
 #include "dm_internal.h"
-
-static DM_INLINE dm_bin_t *bin_at(dm_heap_t *h, uint32_t arena, uint32_t cls) {
-  return &h->bins[arena * DM_NUM_CLASSES + cls];
-}
-static DM_INLINE uint32_t make_tag(uint32_t arena, uint32_t cls) { return 1u + cls + (arena << 5); }
-static DM_INLINE uint32_t tag_class(uint32_t tag) { return (tag - 1u) & 31u; }
-static DM_INLINE uint32_t tag_arena(uint32_t tag) { return (tag - 1u) >> 5; }
-static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
-  return h->buddy.base + ((uint64_t)idx << DM_CHUNK_SHIFT);
-}
-static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
-  return (uint64_t *)chunk_base(h, idx);
-}
-static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
-
-static DM_INLINE void bin_lock(dm_bin_t *b) {
-  while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
-  dm_fence();
-}
-static DM_INLINE void bin_unlock(dm_bin_t *b) {
-  dm_fence();
-  dm_store32(&b->lock, 0u);
-  DM_CHAOS_POINT();
-}
-
-/* List of non-full chunks; caller holds the bin lock. The fields are read
- * and written through the platform's coherent accessors: on the GPU a plain
- * load may be served from a non-coherent L1 line that another SM changed
- * under the same lock. */
-static DM_INLINE uint32_t ld(const uint32_t *p) { return dm_load32(p); }
-static DM_INLINE void st(uint32_t *p, uint32_t v) { dm_store32(p, v); }
-
-static DM_INLINE void list_insert(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
-  dm_chunk_t *c = &h->chunks[idx];
-  uint32_t head = ld(&b->head);
-  st(&c->prev, 0);
-  st(&c->next, head);
-  if (head) st(&h->chunks[head - 1].prev, idx + 1);
-  st(&b->head, idx + 1);
-  st(&c->listed, 1);
-}
-static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
-  dm_chunk_t *c = &h->chunks[idx];
-  uint32_t prev = ld(&c->prev), next = ld(&c->next);
-  if (prev) st(&h->chunks[prev - 1].next, next);
-  else st(&b->head, next);
-  if (next) st(&h->chunks[next - 1].prev, prev);
-  st(&c->prev, 0);
-  st(&c->next, 0);
-  st(&c->listed, 0);
-}
+#include "chunk.h"
 
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk) {
   uint32_t tag = (uint32_t)(dm_load64(&h->chunks[chunk].live) >> 32);
@@ -266,7 +216,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
   if (!node) {
     k = 1;
-    node = dm_slab_tree_alloc(h, DM_CHUNK_ORDER, 1);
+    node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
   }
   if (!node) {
     dm_sem_signal(&b->sem, 0, cap - n);
@@ -352,128 +302,6 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
  * others are double frees). */
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits) {
   return dm_and64(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
-}
-
-/* Return an empty chunk to the buddy tree if its units are free. Returns 1
- * when the chunk went back. */
-static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
-  dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
-  uint32_t cap = h->classes[tag_class(tag)].cap;
-  uint64_t empty = (uint64_t)tag << 32;
-  if (!dm_sem_try_wait_keep(&b->sem, cap, 0)) return 0;
-  bin_lock(b);
-  int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
-  if (dead) {
-    if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
-    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
-  }
-  bin_unlock(b);
-  if (!dead) {
-    dm_sem_signal(&b->sem, cap, 0);
-    return 0;
-  }
-  dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
-  dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER,
-                                            (uint64_t)idx << DM_CHUNK_SHIFT));
-  return 1;
-}
-
-/* Return every empty chunk that bins keep to the tree (the tree runs short).
- * The pass is shared: every caller that arrives while it runs takes ranges of
- * chunks from a cursor and releases the empty ones there, then waits for the
- * pass to end (a caller that gave up while others were freeing the very
- * chunks that would split its block got NULL with memory on its way).
- * hstats->reclaim is gen << 2 | state (0 idle, 1 starting, 2 running); a
- * waiter waits for the word it saw to change, never for a later pass.
- * Returns nonzero when the caller should try the tree again. */
-#define DM_RECLAIM_RANGE 64u /* chunks per cursor step */
-DM_COLD uint32_t dm_slab_reclaim(dm_heap_t *h) {
-  dm_heap_stats_t *s = h->hstats;
-  uint32_t ranges = (h->nchunks + DM_RECLAIM_RANGE - 1) / DM_RECLAIM_RANGE;
-  uint64_t w = dm_load64(&s->reclaim);
-  for (;;) {
-    if ((w & 3u) == 2u) break;
-    if ((w & 3u) == 1u) {
-      dm_pause_ns(256);
-      w = dm_load64(&s->reclaim);
-      continue;
-    }
-    if (!dm_load64(&s->cached)) return 0; /* nothing kept since the last pass began */
-    uint64_t old = dm_cas64(&s->reclaim, w, (w & ~3ull) + 1u);
-    if (old != w) {
-      w = old;
-      continue;
-    }
-    dm_store64(&s->cached, 0); /* chunks emptied from now on mark it again */
-    dm_store64(&s->reclaim_next, 0);
-    dm_store64(&s->reclaim_done, 0);
-    dm_fence();
-    w = (w & ~3ull) + 2u;
-    dm_store64(&s->reclaim, w);
-    break;
-  }
-  for (uint64_t r; (r = dm_add64(&s->reclaim_next, 1)) < ranges;) {
-    uint32_t end = (uint32_t)(r + 1) * DM_RECLAIM_RANGE;
-    for (uint32_t i = (uint32_t)r * DM_RECLAIM_RANGE; i < end && i < h->nchunks; i++) {
-      uint64_t v = dm_load64(&h->chunks[i].live);
-      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
-    }
-    if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
-  }
-  while (dm_load64(&s->reclaim) == w) dm_pause_ns(512);
-  return 1;
-}
-
-/* Fewer free bytes in the pool than `bytes`: no retry can help. The
- * footprint is raised after blocks are taken and lowered before they are
- * freed, so it never exceeds what is held and this never says "full" early.
- * Checked before touching the tree: the requests of a full heap that each
- * went through the tree's semaphores (and retried there) made a kernel of
- * failing requests 100x slower per call than one of succeeding ones. */
-static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
-  uint64_t held = dm_load64(&h->hstats->footprint);
-  return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
-}
-
-/* dm_slab_tree_alloc of a heap that grows: more mapped memory, then try
- * again (grow.c); the reclaim pass (a scan of every chunk of the maximum)
- * only when growing cannot help: at the maximum, the device full, or the
- * wait over. */
-static DM_COLD uint64_t grow_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
-  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-  uint32_t j = 0;
-  while ((1u << j) < k) j++;
-  for (uint32_t n = 0; !node && n < 1024u && dm_grow_more(h, order + j); n++)
-    node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (!node && dm_slab_reclaim(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (node) dm_grow_ahead(h);
-  DM_ASSERT(!node || dm_buddy_node_offset(&h->buddy, node) + ((uint64_t)k << (order + DM_LEAF_SHIFT)) <=
-                         dm_load64(&h->grow->released));
-  return node;
-}
-
-/* k adjacent blocks of `order` from the tree (k = 1: one block; see
- * dm_buddy_alloc_run) for any caller: chunks here, large blocks in heap.c;
- * first node or 0. It lives here because what the tree lacks may sit in
- * chunks that bins keep: when the tree cannot serve the blocks,
- * return the empty chunks that bins keep, and retry a few times while the
- * pool has the bytes: a GROW that reaches the root with nothing to split is
- * not always out of memory. Requests arriving together send more growers up
- * the tree than the splits in flight need, and the surplus fails at the root
- * while blocks are on their way down (a warp's run then fell back to 32
- * one-block requests). Expectations are unwound before each pause. */
-DM_COLD uint64_t dm_slab_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
-  if (h->grow) return grow_tree_alloc(h, order, k);
-  uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
-  if (heap_full(h, bytes) && !dm_slab_reclaim(h)) return 0; /* counts kept empty chunks */
-  for (uint32_t tries = 0;; tries++) {
-    uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-    if (node) return node;
-    if (dm_slab_reclaim(h)) continue;
-    if (tries >= DM_LARGE_RETRIES || heap_full(h, bytes) || dm_buddy_exhausted(&h->buddy, order))
-      return 0;
-    dm_pause_ns(512u << tries);
-  }
 }
 
 /* Account `count` slots of chunk idx freed (their bits already cleared).

@@ -14,9 +14,11 @@
 #include "sem.c"
 #include "buddy.c"
 #include "sizeclass.c"
+#include "reclaim.c"
+#include "grow.c"
+#include "tree.c"
 #include "slab.c"
 #include "heap.c"
-#include "grow.c"
 
 extern "C" __global__ void devmalloc_trim_kernel(dm_heap_t *h, unsigned long long floor,
                                                  unsigned long long unit, unsigned long long *out) {

@@ -130,8 +130,8 @@ static void test_bin_bookkeeping(void **st) {
   for (uint32_t i = 0; i < cap; i++) p[i] = dm_malloc(h, 4096, 16); /* served by a kept chunk */
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
   for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  assert_int_equal(dm_slab_reclaim(h), 1);
-  assert_int_equal(dm_slab_reclaim(h), 0); /* nothing marked since */
+  assert_int_equal(dm_reclaim_chunks(h), 1);
+  assert_int_equal(dm_reclaim_chunks(h), 0); /* nothing marked since */
   assert_int_equal(h->hstats->footprint, 0);
   assert_int_equal(dm_sem_value(&bin->sem), 0);
   fixture_assert_consistent(&f);

@@ -1,0 +1,65 @@
+/*
+ * chunk.h — slab chunks and their bins, as slab.c and reclaim.c both see
+ * them: the bin of (arena, class), the tag in a chunk's `live` word, where a
+ * chunk and its bitmap lie, the bin's spin lock and its list of non-full
+ * chunks (slab.c's header comment has the rules).
+ *
+ * Locking: bin_lock/bin_unlock; the list functions need the bin lock held.
+ */
+#ifndef DM_CHUNK_H
+#define DM_CHUNK_H
+
+#include "dm_internal.h"
+
+static DM_INLINE dm_bin_t *bin_at(dm_heap_t *h, uint32_t arena, uint32_t cls) {
+  return &h->bins[arena * DM_NUM_CLASSES + cls];
+}
+static DM_INLINE uint32_t make_tag(uint32_t arena, uint32_t cls) { return 1u + cls + (arena << 5); }
+static DM_INLINE uint32_t tag_class(uint32_t tag) { return (tag - 1u) & 31u; }
+static DM_INLINE uint32_t tag_arena(uint32_t tag) { return (tag - 1u) >> 5; }
+static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
+  return h->buddy.base + ((uint64_t)idx << DM_CHUNK_SHIFT);
+}
+static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
+  return (uint64_t *)chunk_base(h, idx);
+}
+static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+
+static DM_INLINE void bin_lock(dm_bin_t *b) {
+  while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
+  dm_fence();
+}
+static DM_INLINE void bin_unlock(dm_bin_t *b) {
+  dm_fence();
+  dm_store32(&b->lock, 0u);
+  DM_CHAOS_POINT();
+}
+
+/* List of non-full chunks; caller holds the bin lock. The fields are read
+ * and written through the platform's coherent accessors: on the GPU a plain
+ * load may be served from a non-coherent L1 line that another SM changed
+ * under the same lock. */
+static DM_INLINE uint32_t ld(const uint32_t *p) { return dm_load32(p); }
+static DM_INLINE void st(uint32_t *p, uint32_t v) { dm_store32(p, v); }
+
+static DM_INLINE void list_insert(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+  dm_chunk_t *c = &h->chunks[idx];
+  uint32_t head = ld(&b->head);
+  st(&c->prev, 0);
+  st(&c->next, head);
+  if (head) st(&h->chunks[head - 1].prev, idx + 1);
+  st(&b->head, idx + 1);
+  st(&c->listed, 1);
+}
+static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+  dm_chunk_t *c = &h->chunks[idx];
+  uint32_t prev = ld(&c->prev), next = ld(&c->next);
+  if (prev) st(&h->chunks[prev - 1].next, next);
+  else st(&b->head, next);
+  if (next) st(&h->chunks[next - 1].prev, prev);
+  st(&c->prev, 0);
+  st(&c->next, 0);
+  st(&c->listed, 0);
+}
+
+#endif /* DM_CHUNK_H */

@@ -1,0 +1,83 @@
+/*
+ * reclaim.c — the empty chunks that bins keep go back to the buddy tree when
+ * it runs short: one pass over every chunk, shared by all callers that need
+ * it (tree.c for requests the tree cannot serve, grow.c before a trim).
+ * A chunk that empties stays with its bin (slab.c) and marks the heap
+ * (hstats->cached); a pass starts only when that mark is set.
+ *
+ * Locking: the bin lock of each released chunk's bin (chunk.h), then node
+ * locks inside dm_buddy_free (buddy.c). The pass's own state is lock-free
+ * (hstats->reclaim, a generation and a state).
+ */
+#include "dm_internal.h"
+#include "chunk.h"
+
+/* Return an empty chunk to the buddy tree if its units are free. Returns 1
+ * when the chunk went back. */
+static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
+  dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
+  uint32_t cap = h->classes[tag_class(tag)].cap;
+  uint64_t empty = (uint64_t)tag << 32;
+  if (!dm_sem_try_wait_keep(&b->sem, cap, 0)) return 0;
+  bin_lock(b);
+  int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
+  if (dead) {
+    if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
+    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
+  }
+  bin_unlock(b);
+  if (!dead) {
+    dm_sem_signal(&b->sem, cap, 0);
+    return 0;
+  }
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
+  dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER,
+                                            (uint64_t)idx << DM_CHUNK_SHIFT));
+  return 1;
+}
+
+/* Return every empty chunk that bins keep to the tree (the tree runs short).
+ * The pass is shared: every caller that arrives while it runs takes ranges of
+ * chunks from a cursor and releases the empty ones there, then waits for the
+ * pass to end (a caller that gave up while others were freeing the very
+ * chunks that would split its block got NULL with memory on its way).
+ * hstats->reclaim is gen << 2 | state (0 idle, 1 starting, 2 running); a
+ * waiter waits for the word it saw to change, never for a later pass.
+ * Returns nonzero when the caller should try the tree again. */
+#define DM_RECLAIM_RANGE 64u /* chunks per cursor step */
+DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
+  dm_heap_stats_t *s = h->hstats;
+  uint32_t ranges = (h->nchunks + DM_RECLAIM_RANGE - 1) / DM_RECLAIM_RANGE;
+  uint64_t w = dm_load64(&s->reclaim);
+  for (;;) {
+    if ((w & 3u) == 2u) break;
+    if ((w & 3u) == 1u) {
+      dm_pause_ns(256);
+      w = dm_load64(&s->reclaim);
+      continue;
+    }
+    if (!dm_load64(&s->cached)) return 0; /* nothing kept since the last pass began */
+    uint64_t old = dm_cas64(&s->reclaim, w, (w & ~3ull) + 1u);
+    if (old != w) {
+      w = old;
+      continue;
+    }
+    dm_store64(&s->cached, 0); /* chunks emptied from now on mark it again */
+    dm_store64(&s->reclaim_next, 0);
+    dm_store64(&s->reclaim_done, 0);
+    dm_fence();
+    w = (w & ~3ull) + 2u;
+    dm_store64(&s->reclaim, w);
+    break;
+  }
+  for (uint64_t r; (r = dm_add64(&s->reclaim_next, 1)) < ranges;) {
+    uint32_t end = (uint32_t)(r + 1) * DM_RECLAIM_RANGE;
+    for (uint32_t i = (uint32_t)r * DM_RECLAIM_RANGE; i < end && i < h->nchunks; i++) {
+      uint64_t v = dm_load64(&h->chunks[i].live);
+      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
+    }
+    if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
+  }
+  while (dm_load64(&s->reclaim) == w) dm_pause_ns(512);
+  return 1;
+}
