@@ -52,24 +52,10 @@ extern "C" cudaError_t devmalloc_cuda_init_growing(const devmalloc_grow_config_t
   return init_with(make_growing, cfg);
 }
 
+static devmalloc_status_t make_fixed(const void *bytes, devmalloc_heap_t **h) {
+  return devmalloc_heap_create(NULL, *(const size_t *)bytes, h);
+}
+
 extern "C" cudaError_t devmalloc_cuda_init(size_t heap_bytes) {
-  int dev;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  if (dev < 0 || dev >= MAX_DEVICES) return cudaErrorInvalidDevice;
-  if ((e = cudaFree(0)) != cudaSuccess) return e; /* make the primary context current */
-  pthread_mutex_lock(&heaps_lock);
-  if (!heaps[dev]) {
-    devmalloc_heap_t *h = NULL;
-    devmalloc_status_t st = devmalloc_heap_create(NULL, heap_bytes, &h);
-    if (st == DEVMALLOC_OK) {
-      e = devmalloc__write_desc(devmalloc_heap_device_ptr(h));
-      if (e == cudaSuccess) heaps[dev] = h;
-      else devmalloc_heap_destroy(h);
-    } else {
-      e = st == DEVMALLOC_ENOMEM ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
-    }
-  }
-  pthread_mutex_unlock(&heaps_lock);
-  return e;
+  return init_with(make_fixed, &heap_bytes);
 }

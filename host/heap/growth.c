@@ -119,19 +119,8 @@ static void vmm_thread_init(void *ctx) {
   cuThreadExchangeStreamCaptureMode(&m);
 }
 
-typedef struct {
-  CUdeviceptr base;
-  CUstream stream;
-  CUresult err;
-} dev_writer_t;
-
-static void write_device(void *ctx, uint64_t off, const void *src, uint64_t n) {
-  dev_writer_t *w = ctx;
-  if (w->err == CUDA_SUCCESS) w->err = cuMemcpyHtoDAsync(w->base + off, src, n, w->stream);
-  if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream);
-}
 static void fill_device(void *ctx, uint64_t off, uint32_t v, uint64_t count) {
-  dev_writer_t *w = ctx;
+  dm_dev_writer_t *w = ctx;
   if (w->err == CUDA_SUCCESS) w->err = cuMemsetD32Async(w->base + off, v, count, w->stream);
   if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream);
 }
@@ -290,8 +279,8 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
   h->image.grow_step = step;
   h->image.grow_watermark = cfg.watermark ? cfg.watermark : step;
   h->image.grow_wait_ns = (uint64_t)cfg.wait_ms * 1000000ull;
-  dev_writer_t w = {g->va, h->stream, CUDA_SUCCESS};
-  dm_heap_format_grow(&h->layout, &h->image, write_device, fill_device, &w);
+  dm_dev_writer_t w = {g->va, h->stream, CUDA_SUCCESS};
+  dm_heap_format_grow(&h->layout, &h->image, dm_dev_write, fill_device, &w);
   if (w.err != CUDA_SUCCESS) goto fail;
   dm_grow_cfg_t gc = {pool, initial, step, (uint64_t)cfg.poll_us * 1000ull};
   static const dm_grow_ops_t ops = {vmm_map, vmm_unmap, vmm_thread_init};
@@ -360,20 +349,37 @@ static int launch_trim_kernel(void *arg, uint64_t floor, uint64_t unit) {
   return cuLaunchKernel(g->trim_fn, 1, 1, 1, 1, 1, 1, 0, h->stream, params, NULL) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* Both run in relaxed capture mode: a launch on our stream while another
- * thread captures in global mode would otherwise fail. */
+/* Trims run with the heap's context pushed and in relaxed capture mode: a
+ * launch on our stream while another thread captures in global mode would
+ * otherwise fail. */
+typedef struct {
+  CUstreamCaptureMode mode;
+  int relaxed;
+} trim_scope_t;
+
+static devmalloc_status_t trim_enter(devmalloc_heap_t *h, trim_scope_t *s) {
+  devmalloc_status_t st = push(h->ctx);
+  if (st) return st;
+  s->mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  s->relaxed = cuThreadExchangeStreamCaptureMode(&s->mode) == CUDA_SUCCESS;
+  return DEVMALLOC_OK;
+}
+
+static void trim_leave(trim_scope_t *s) {
+  if (s->relaxed) cuThreadExchangeStreamCaptureMode(&s->mode);
+  pop();
+}
+
 devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t *unmapped) {
   if (unmapped) *unmapped = 0;
   if (!h) return DEVMALLOC_EINVAL;
   if (!h->growth) return DEVMALLOC_OK;
-  devmalloc_status_t st = push(h->ctx);
+  trim_scope_t s;
+  devmalloc_status_t st = trim_enter(h, &s);
   if (st) return st;
-  CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-  int relaxed = cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
   int err = 0;
   uint64_t freed = dm_grower_trim(h->growth->grower, keep, launch_trim_kernel, h, &err);
-  if (relaxed) cuThreadExchangeStreamCaptureMode(&m);
-  pop();
+  trim_leave(&s);
   if (unmapped) *unmapped = (size_t)freed;
   return err ? DEVMALLOC_ECUDA : DEVMALLOC_OK;
 }
@@ -381,13 +387,11 @@ devmalloc_status_t devmalloc_heap_trim(devmalloc_heap_t *h, size_t keep, size_t 
 devmalloc_status_t devmalloc_heap_trim_start(devmalloc_heap_t *h, size_t keep) {
   if (!h) return DEVMALLOC_EINVAL;
   if (!h->growth) return DEVMALLOC_OK;
-  devmalloc_status_t st = push(h->ctx);
+  trim_scope_t s;
+  devmalloc_status_t st = trim_enter(h, &s);
   if (st) return st;
-  CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-  int relaxed = cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
   int r = dm_grower_trim_start(h->growth->grower, keep, launch_trim_kernel, h);
-  if (relaxed) cuThreadExchangeStreamCaptureMode(&m);
-  pop();
+  trim_leave(&s);
   return r < 0 ? DEVMALLOC_ECUDA : DEVMALLOC_OK;
 }
 

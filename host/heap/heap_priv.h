@@ -27,4 +27,13 @@ struct devmalloc_heap {
   devmalloc_status_t (*growth_stats)(devmalloc_heap_t *h, devmalloc_stats_t *out);
   devmalloc_status_t (*growth_destroy)(devmalloc_heap_t *h);
 };
+
+/* Writes into device memory through the heap's own stream (the formatters of
+ * device/layout.c take these as callbacks): heap_runtime.c. */
+typedef struct {
+  CUdeviceptr base;
+  CUstream stream;
+  CUresult err;
+} dm_dev_writer_t;
+void dm_dev_write(void *writer, uint64_t off, const void *src, uint64_t n);
 #endif

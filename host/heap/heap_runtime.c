@@ -44,14 +44,8 @@ static void pop(void) {
   cuCtxPopCurrent(&dummy);
 }
 
-typedef struct {
-  CUdeviceptr base;
-  CUstream stream;
-  CUresult err;
-} dev_writer_t;
-
-static void write_device(void *ctx, uint64_t off, const void *src, uint64_t n) {
-  dev_writer_t *w = ctx;
+void dm_dev_write(void *ctx, uint64_t off, const void *src, uint64_t n) {
+  dm_dev_writer_t *w = ctx;
   if (w->err == CUDA_SUCCESS) w->err = cuMemcpyHtoDAsync(w->base + off, src, n, w->stream);
   if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream); /* src is on the stack */
 }
@@ -128,8 +122,8 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
     goto fail;
   }
   dm_heap_build(&h->layout, h->base, bytes, &h->image);
-  dev_writer_t w = {h->base, h->stream, CUDA_SUCCESS};
-  dm_heap_format(&h->layout, &h->image, write_device, &w);
+  dm_dev_writer_t w = {h->base, h->stream, CUDA_SUCCESS};
+  dm_heap_format(&h->layout, &h->image, dm_dev_write, &w);
   if (w.err != CUDA_SUCCESS) {
     st = DEVMALLOC_ECUDA;
     goto fail;
