@@ -130,6 +130,7 @@ typedef struct dm_heap_stats {
   uint64_t peak;         /* maximum of footprint */
   uint64_t cached;       /* 1 when a chunk emptied since the last reclaim pass began */
   uint64_t reclaim;      /* reclaim pass: gen << 2 | state (slab.c) */
+  uint64_t reclaim_chunks; /* chunks the pass covers (fixed when it starts) */
   uint64_t reclaim_next; /* next range of chunks for the pass */
   uint64_t reclaim_done; /* ranges done */
   uint64_t check_failures;  /* check mode: blocks found written past their end at free */

@@ -202,14 +202,9 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
   dm_grow_t *g = h->grow;
   if (!g) return h->buddy.pool_bytes;
   if (unit < DM_GROW_BYTES) unit = DM_GROW_BYTES;
-  /* Empty chunks that bins keep go back to the tree first. The pass scans
-   * chunk descriptors; only those below `released` can be in use, so it
-   * runs on a copy of the heap's descriptor that counts only those (the
-   * copy's pointers are the heap's: it works on the heap itself). */
-  dm_heap_t v = *h;
-  uint64_t nc = dm_load64(&g->released) >> DM_CHUNK_SHIFT;
-  if (nc < v.nchunks) v.nchunks = (uint32_t)nc;
-  dm_reclaim_chunks(&v);
+  /* Empty chunks that bins keep go back to the tree first (in a heap that
+   * grows the pass scans only the chunks below `released`: reclaim.c). */
+  dm_reclaim_chunks(h);
   grow_lock(g);
   uint64_t r = dm_load64(&g->released);
   while (r > floor) {

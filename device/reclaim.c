@@ -42,12 +42,14 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
  * pass to end (a caller that gave up while others were freeing the very
  * chunks that would split its block got NULL with memory on its way).
  * hstats->reclaim is gen << 2 | state (0 idle, 1 starting, 2 running); a
- * waiter waits for the word it saw to change, never for a later pass.
+ * waiter waits for the word it saw to change, never for a later pass. The
+ * caller that starts a pass fixes how many chunks it covers (reclaim_chunks:
+ * all of them, or in a heap that grows those below `released`, the only ones
+ * that can be in use), so that every caller counts the same ranges.
  * Returns nonzero when the caller should try the tree again. */
 #define DM_RECLAIM_RANGE 64u /* chunks per cursor step */
 DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
   dm_heap_stats_t *s = h->hstats;
-  uint32_t ranges = (h->nchunks + DM_RECLAIM_RANGE - 1) / DM_RECLAIM_RANGE;
   uint64_t w = dm_load64(&s->reclaim);
   for (;;) {
     if ((w & 3u) == 2u) break;
@@ -63,6 +65,10 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
       continue;
     }
     dm_store64(&s->cached, 0); /* chunks emptied from now on mark it again */
+    uint64_t n = h->nchunks;
+    if (h->grow && (dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT) < n)
+      n = dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT;
+    dm_store64(&s->reclaim_chunks, n);
     dm_store64(&s->reclaim_next, 0);
     dm_store64(&s->reclaim_done, 0);
     dm_fence();
@@ -70,9 +76,12 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
     dm_store64(&s->reclaim, w);
     break;
   }
+  dm_fence(); /* the pass's bounds, written before the state said running */
+  uint64_t n = dm_load64(&s->reclaim_chunks), ranges = (n + DM_RECLAIM_RANGE - 1) / DM_RECLAIM_RANGE;
+  if (!ranges && dm_cas64(&s->reclaim, w, w + 2u) == w) return 1; /* nothing to scan */
   for (uint64_t r; (r = dm_add64(&s->reclaim_next, 1)) < ranges;) {
-    uint32_t end = (uint32_t)(r + 1) * DM_RECLAIM_RANGE;
-    for (uint32_t i = (uint32_t)r * DM_RECLAIM_RANGE; i < end && i < h->nchunks; i++) {
+    uint64_t end = (r + 1) * DM_RECLAIM_RANGE;
+    for (uint32_t i = (uint32_t)(r * DM_RECLAIM_RANGE); i < end && i < n; i++) {
       uint64_t v = dm_load64(&h->chunks[i].live);
       if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
     }
