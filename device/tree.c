@@ -21,7 +21,7 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
 }
 
 /* dm_tree_alloc of a heap that grows: more mapped memory, then try
- * again (grow.c); the reclaim pass (a scan of every chunk of the maximum)
+ * again (grow.c); the reclaim pass (a scan of the chunks below `released`)
  * only when growing cannot help: at the maximum, the device full, or the
  * wait over. */
 static DM_COLD uint64_t grow_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
