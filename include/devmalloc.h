@@ -22,8 +22,12 @@
 extern "C" {
 #endif
 
-#define DEVMALLOC_VERSION_STRING "0.1.0"
-#define DEVMALLOC_VERSION 100
+/* While the version is 0.x, the minor version is the ABI (structures such as
+ * devmalloc_stats_t grow between them): the shared library is named
+ * libdevmalloc.so.0.<minor>, and CMake's find_package(devmalloc 0.<minor>)
+ * accepts only that minor version. */
+#define DEVMALLOC_VERSION_STRING "0.2.0"
+#define DEVMALLOC_VERSION 200
 
 /* Name of the per-image descriptor global (a device pointer to the heap). */
 #define DEVMALLOC_DESC_SYMBOL "devmalloc_heap_desc"

@@ -8,6 +8,10 @@
 GROWER_SRCS := host/heap/grower.c
 GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c $(BUILD)/host/trim_fatbin.c
 
+# The shared library's name carries the ABI: while the version is 0.x, the
+# minor version (devmalloc_stats_t grows between them).
+HOST_SONAME := libdevmalloc.so.$(shell sed -n 's/^\#define DEVMALLOC_VERSION_STRING "\([0-9]*\.[0-9]*\).*/\1/p' include/devmalloc.h)
+
 HOST_SRCS := host/heap/heap_runtime.c host/heap/stats_print.c device/layout.c device/check.c
 HOST_SRCS += $(GROWTH_HOST_SRCS)
 HOST_OBJS = $(patsubst %.c,$(BUILD)/host/%.o,$(notdir $(HOST_SRCS)))
@@ -20,7 +24,7 @@ $(BUILD)/host/%.o: device/%.c include/*.h device/*.h | $(BUILD)/host/.dir
 $(HOST_LIB): $(HOST_OBJS)
 	rm -f $@; ar rcs $@ $^
 $(HOST_SO): $(HOST_OBJS)
-	$(CC) -shared -Wl,-soname,libdevmalloc.so.0 -o $@ $^ $(LDCUDA)
+	$(CC) -shared -Wl,-soname,$(HOST_SONAME) -o $@ $^ $(LDCUDA)
 
 LIBS += $(HOST_LIB) $(HOST_SO)
 

@@ -8,8 +8,8 @@
 DM_VERSION := $(shell sed -n 's/^\#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)
 
 INSTALL_STEPS += install -m 644 $(HOST_LIB) $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DESTDIR)$(PREFIX)/lib/ ; \
-  install -m 755 $(HOST_SO) $(DESTDIR)$(PREFIX)/lib/libdevmalloc.so.0 ; \
-  ln -sf libdevmalloc.so.0 $(DESTDIR)$(PREFIX)/lib/libdevmalloc.so ; \
+  install -m 755 $(HOST_SO) $(DESTDIR)$(PREFIX)/lib/$(HOST_SONAME) ; \
+  ln -sf $(HOST_SONAME) $(DESTDIR)$(PREFIX)/lib/libdevmalloc.so ; \
   install -m 644 include/devmalloc.h include/devmalloc_cuda.h $(DESTDIR)$(PREFIX)/include/ ; \
   install -m 644 $(DEVICE_PTX) $(DESTDIR)$(PREFIX)/share/devmalloc/ ; \
   sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(DM_VERSION)|g' tools/pkg/devmalloc.pc.in \
@@ -23,7 +23,7 @@ INSTALL_STEPS += install -m 644 $(HOST_LIB) $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DE
 
 # Everything install puts there (files, then the directories of our own).
 INSTALLED_FILES := lib/libdevmalloc.a lib/libdevmalloc_device.a lib/libdevmalloc_device_lto.a \
-  lib/libdevmalloc.so lib/libdevmalloc.so.0 lib/libdevmalloc_preload.so \
+  lib/libdevmalloc.so lib/$(HOST_SONAME) lib/libdevmalloc_preload.so \
   include/devmalloc.h include/devmalloc_cuda.h lib/pkgconfig/devmalloc.pc \
   lib/cmake/devmalloc/devmalloc-config.cmake lib/cmake/devmalloc/devmalloc-config-version.cmake \
   share/devmalloc/devmalloc.ptx share/devmalloc/cuda-dlto-toolkit.sh \
