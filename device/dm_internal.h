@@ -21,7 +21,6 @@ DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count);
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b);
 DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b);
 DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n);
-DM_FN int dm_sem_try_wait_keep(dm_sem_t *s, uint32_t n, uint32_t keep);
 DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial);
 DM_FN uint32_t dm_sem_value(const dm_sem_t *s);
 DM_FN uint32_t dm_sem_expected(const dm_sem_t *s);

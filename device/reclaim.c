@@ -18,7 +18,7 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
   uint32_t cap = h->classes[tag_class(tag)].cap;
   uint64_t empty = (uint64_t)tag << 32;
-  if (!dm_sem_try_wait_keep(&b->sem, cap, 0)) return 0;
+  if (!dm_sem_try_wait(&b->sem, cap)) return 0;
   bin_lock(b);
   int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (dead) {

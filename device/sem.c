@@ -107,13 +107,13 @@ DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
   dm_add64(&s->w, (uint64_t)n * SEM_UNIT - b);
 }
 
-/* Take n units if C >= n + keep, or (partial) as many as there are above
- * keep, up to n. Never waits. Returns the number of units taken. */
-static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial, uint32_t keep) {
+/* Take n units if C >= n, or (partial) as many as there are, up to n. Never
+ * waits. Returns the number of units taken. */
+static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial) {
   uint64_t w = dm_load64(&s->w);
   for (;;) {
-    int64_t above = SEM_C(w) - (int64_t)keep;
-    uint32_t t = above >= (int64_t)n ? n : (partial && above > 0 ? (uint32_t)above : 0);
+    int64_t c = SEM_C(w);
+    uint32_t t = c >= (int64_t)n ? n : (partial && c > 0 ? (uint32_t)c : 0);
     if (t == 0) return 0;
     uint64_t old = dm_cas64(&s->w, w, w - (uint64_t)t * SEM_UNIT);
     if (old == w) return t;
@@ -121,12 +121,8 @@ static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial, uint32_
   }
 }
 
-DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) { return sem_take(s, n, partial, 0); }
+DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) { return sem_take(s, n, partial); }
 
 /* The paper's try-wait: take n units if they are there, else fail. */
-DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return sem_take(s, n, 0, 0) == n; }
+DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return sem_take(s, n, 0) == n; }
 
-/* Take n units only if `keep` more would remain. */
-DM_FN int dm_sem_try_wait_keep(dm_sem_t *s, uint32_t n, uint32_t keep) {
-  return sem_take(s, n, 0, keep) == n;
-}

@@ -28,8 +28,9 @@
  * back.
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
- * the prev/next/listed fields of its chunks; it is taken when a chunk fills
- * up, empties, or the hint runs dry — never per allocation. `hint` and `live`
+ * the prev/next/listed fields of its chunks; it is taken when a full chunk
+ * gets a slot back, when the hint runs dry, and by the reclaim pass
+ * (reclaim.c) for each chunk it returns — never per allocation. `hint` and `live`
  * are read and updated lock-free. A stale hint is harmless: pinning checks the
  * tag, and a chunk re-formatted for the same bin is a valid target.
  */

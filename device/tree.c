@@ -40,8 +40,8 @@ static DM_COLD uint64_t grow_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
  * dm_buddy_alloc_run) for any caller: chunks for slab.c, large blocks for
  * heap.c; first node or 0. When the tree cannot serve the blocks, return the
- * empty chunks that bins keep (what the tree lacks may sit there), and retry a few times while the
- * pool has the bytes: a GROW that reaches the root with nothing to split is
+ * empty chunks that bins keep (what the tree lacks may sit there), and retry
+ * a few times while the pool has the bytes: a GROW that reaches the root with nothing to split is
  * not always out of memory. Requests arriving together send more growers up
  * the tree than the splits in flight need, and the surplus fails at the root
  * while blocks are on their way down (a warp's run then fell back to 32

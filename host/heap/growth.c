@@ -125,16 +125,6 @@ static void fill_device(void *ctx, uint64_t off, uint32_t v, uint64_t count) {
   if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream);
 }
 
-static uint32_t arena_count(uint64_t bytes) {
-  CUdevice dev;
-  int sms = 0;
-  if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
-      sms <= 0)
-    sms = 1;
-  return dm_arenas_for(bytes, (uint32_t)sms);
-}
-
 static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *out);
 static devmalloc_status_t growth_destroy(devmalloc_heap_t *h);
 
@@ -229,7 +219,7 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
   g->dev = dev;
   g->step = step;
   st = DEVMALLOC_ECUDA;
-  if (dm_layout_compute_grow(pool, arena_count(pool), &h->layout) != 0) {
+  if (dm_layout_compute_grow(pool, dm_rt_arena_count(pool), &h->layout) != 0) {
     st = DEVMALLOC_EINVAL;
     goto fail;
   }

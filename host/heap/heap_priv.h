@@ -36,4 +36,7 @@ typedef struct {
   CUresult err;
 } dm_dev_writer_t;
 void dm_dev_write(void *writer, uint64_t off, const void *src, uint64_t n);
+/* Arenas for a heap of `bytes` on the current context's device (dm_arenas_for
+ * with its SM count): heap_runtime.c. */
+uint32_t dm_rt_arena_count(uint64_t bytes);
 #endif

@@ -62,7 +62,7 @@ static CUresult copy_from_device(const devmalloc_heap_t *h, void *dst, CUdevicep
 
 /* DM_ARENAS_PER_SM arenas per SM (the device picks one by SM and warp slot),
  * fewer in a small heap (see dm_arenas_for). */
-static uint32_t arena_count(uint64_t heap_bytes) {
+uint32_t dm_rt_arena_count(uint64_t heap_bytes) {
   CUdevice dev;
   int sms = 0;
   if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
@@ -101,7 +101,7 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
   }
   h->ctx = ctx;
   h->bytes = bytes;
-  if (dm_layout_compute(bytes, arena_count(bytes), &h->layout) != 0) {
+  if (dm_layout_compute(bytes, dm_rt_arena_count(bytes), &h->layout) != 0) {
     st = DEVMALLOC_EINVAL; /* too small to hold one chunk */
     goto fail;
   }

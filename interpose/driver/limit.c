@@ -38,7 +38,7 @@ dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value) {
     if (l->heap_bound) return DM_LIMIT_REJECT;
   }
   dm_limit_action_t a = l->heap_created ? DM_LIMIT_RESIZE : DM_LIMIT_RECORD;
-  l->heap_created = 0;
+  l->heap_created = l->grows = 0; /* the next heap says what it is */
   l->app_set = 1;
   l->app_value = value;
   return a;

@@ -53,6 +53,10 @@ static void t_limit(void **st) {
   assert_int_equal(dm_limit_set(&g, 8ull << 30), DM_LIMIT_NOOP);
   assert_int_equal(dm_limit_set(&g, (8ull << 30) + 1), DM_LIMIT_REJECT); /* bound: fixed */
   assert_int_equal(dm_limit_report(&g, &env, 0, 0), 8ull << 30);      /* its maximum */
+  g.heap_bound = 0;                                                     /* no kernel yet: */
+  assert_int_equal(dm_limit_set(&g, (8ull << 30) + 1), DM_LIMIT_RESIZE); /* replaced, and */
+  assert_false(g.heap_created);
+  assert_false(g.grows);                          /* the next heap says whether it grows */
 }
 
 /* ---- fake driver ---- */
