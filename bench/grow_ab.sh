@@ -37,5 +37,5 @@ awk -F, '
       if (r < worst) worst = r
       printf "%-8s %-8s %12.1f %12.1f %8.3f\n", a[1], a[2], fixed[k], grow[k], r
     }
-    printf "worst ratio %.3f (target >= 0.90): %s\n", worst, worst >= 0.9 ? "met" : "missed"
+    printf "worst ratio %.3f (target >= 0.90): %s\n", worst, (worst >= 0.9 ? "met" : "missed")
   }' "$out/grow_fixed.csv" "$out/grow_grow.csv" | tee "$out/grow_ab.txt"

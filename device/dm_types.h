@@ -30,6 +30,7 @@
 #define DM_MAX_ARENAS      2048u
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
 #define DM_LARGE_RETRIES   6u    /* a large request retried while blocks are on their way */
+#define DM_GROW_TRIES      1024u /* a tree request of a heap that grows asks for more memory at most this often */
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */

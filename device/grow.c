@@ -11,7 +11,8 @@
  *   give every mapped granule above `released` to the tree; when none is
  *   mapped, store a target for the host (the pool bytes the request needs
  *   mapped) and wait, holding no lock, until `mapped` or `released` moves, the
- *   host refuses the target, or grow_wait_ns pass. 1: try the tree again;
+ *   host refuses the target, or grow_wait_ns pass; at the maximum, wait for
+ *   a release in progress (its granules are on their way). 1: try the tree again;
  *   0: no memory will come (NULL for the request).
  * dm_grow_ahead (after every tree allocation): when the tree holds less than
  *   the watermark free, ask the host for more, without waiting. Either asks
@@ -118,7 +119,11 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
   uint64_t r0 = dm_load64(&g->released);
   /* the request's block lies at the next aligned place above what was given */
   uint64_t want = (r0 + unit - 1) / unit * unit + unit;
-  if (r0 >= pool || want > pool) return 0;
+  if (r0 >= pool || want > pool) { /* no more to come, but granules may be on their way into the tree */
+    if (!dm_load32(&g->lock)) return 0;
+    while (dm_load32(&g->lock)) dm_pause();
+    return 1;
+  }
   if (!grow_trylock(g)) { /* someone releases or trims: try the tree after it */
     while (dm_load32(&g->lock)) dm_pause();
     return 1;

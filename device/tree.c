@@ -20,42 +20,40 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
   return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
 }
 
-/* dm_tree_alloc of a heap that grows: more mapped memory, then try
- * again (grow.c); the reclaim pass (a scan of the chunks below `released`)
- * only when growing cannot help: at the maximum, the device full, or the
- * wait over. */
-static DM_COLD uint64_t grow_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
-  uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-  uint32_t j = 0;
-  while ((1u << j) < k) j++;
-  for (uint32_t n = 0; !node && n < 1024u && dm_grow_more(h, order + j); n++)
-    node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (!node && dm_reclaim_chunks(h)) node = dm_buddy_alloc_run(&h->buddy, order, k);
-  if (node) dm_grow_ahead(h);
-  DM_ASSERT(!node || dm_buddy_node_offset(&h->buddy, node) + ((uint64_t)k << (order + DM_LEAF_SHIFT)) <=
-                         dm_load64(&h->grow->released));
-  return node;
-}
-
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
  * dm_buddy_alloc_run) for any caller: chunks for slab.c, large blocks for
- * heap.c; first node or 0. When the tree cannot serve the blocks, return the
- * empty chunks that bins keep (what the tree lacks may sit there), and retry
- * a few times while the pool has the bytes: a GROW that reaches the root with nothing to split is
- * not always out of memory. Requests arriving together send more growers up
- * the tree than the splits in flight need, and the surplus fails at the root
- * while blocks are on their way down (a warp's run then fell back to 32
- * one-block requests). Expectations are unwound before each pause. */
+ * heap.c; first node or 0. When the tree cannot serve the blocks:
+ *   1. return the empty chunks that bins keep (what the tree lacks may sit
+ *      there, in memory that is mapped already);
+ *   2. in a heap that grows, ask grow.c for more mapped memory (it waits for
+ *      the host, boundedly);
+ *   3. retry a few times while the pool has the bytes: a GROW that reaches
+ *      the root with nothing to split is not always out of memory. Requests
+ *      arriving together send more growers up the tree than the splits in
+ *      flight need, and the surplus fails at the root while blocks are on
+ *      their way down (a warp's run then fell back to 32 one-block
+ *      requests). Expectations are unwound before each pause.
+ * A heap that grows at its maximum is a fixed heap: the same retries apply
+ * (without them a small heap that grows failed requests a fixed one served). */
 DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
-  if (h->grow) return grow_tree_alloc(h, order, k);
   uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
+  uint32_t j = 0;
+  while ((1u << j) < k) j++;
   if (heap_full(h, bytes) && !dm_reclaim_chunks(h)) return 0; /* counts kept empty chunks */
-  for (uint32_t tries = 0;; tries++) {
+  for (uint32_t tries = 0, grows = 0;;) {
     uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
-    if (node) return node;
+    if (node) {
+      if (h->grow) dm_grow_ahead(h);
+      DM_ASSERT(!h->grow || dm_buddy_node_offset(&h->buddy, node) + bytes <= dm_load64(&h->grow->released));
+      return node;
+    }
     if (dm_reclaim_chunks(h)) continue;
+    if (h->grow && grows < DM_GROW_TRIES && dm_grow_more(h, order + j)) {
+      grows++;
+      continue;
+    }
     if (tries >= DM_LARGE_RETRIES || heap_full(h, bytes) || dm_buddy_exhausted(&h->buddy, order))
       return 0;
-    dm_pause_ns(512u << tries);
+    dm_pause_ns(512u << tries++);
   }
 }
