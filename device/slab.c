@@ -14,8 +14,9 @@
  *      chunks of this class). GROW: take a chunk (or a run of adjacent
  *      chunks) from the buddy tree, format it and keep n slots of it. If the tree is full, take units from other
  *      arenas' semaphores (stealing) so that memory is never stranded.
- *   2. tracking: pin units to a chunk (CAS on `live`: tag must match, used
- *      must stay <= cap), then claim bits in its bitmap with one fetch-or per
+ *   2. tracking: pin units to a chunk (fetch-add on `live`; what does not fit
+ *      under cap, or all of it when the tag does not match, is given back),
+ *      then claim bits in its bitmap with one fetch-or per
  *      word, starting at the word the pin count points to (concurrent warps
  *      start at different words) and, when that word is full, at a
  *      pseudo-random word (RW-BM).
@@ -29,7 +30,8 @@
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
  * the prev/next/listed fields of its chunks; it is taken when a full chunk
- * gets a slot back, when the hint runs dry, and by the reclaim pass
+ * gets a slot back (the decrement that takes `used` below cap), when the
+ * hint runs dry, and by the reclaim pass
  * (reclaim.c) for each chunk it returns — never per allocation. `hint` and `live`
  * are read and updated lock-free. A stale hint is harmless: pinning checks the
  * tag, and a chunk re-formatted for the same bin is a valid target.
@@ -101,7 +103,8 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
     dm_store64(&bm[w], v);
   }
   dm_fence();
-  dm_store64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
+  /* live is 0 here, but for a stale pin's add in flight (chunk_pin) */
+  dm_add64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
   dm_grant_t g;
   g.chunk = chunk_base(h, idx);
   g.word = 0;
@@ -110,25 +113,53 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   return g;
 }
 
+/* Put chunk idx back on its bin's list (it has room again). */
+static DM_COLD void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag) {
+  uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
+  dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
+  bin_lock(b);
+  uint64_t v = dm_load64(&h->chunks[idx].live);
+  if (!ld(&h->chunks[idx].listed) && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
+    list_insert(h, b, idx);
+  if (!dm_load32(&b->hint)) dm_store32(&b->hint, idx + 1);
+  bin_unlock(b);
+}
+
+/* Lower chunk idx's `used` by n: slots freed, or units a pin added and gives
+ * back. `used` only ever moves by atomic adds, and may pass `cap` for a
+ * moment (a pin adds what it wants before it knows what fits), so the
+ * decrement that takes it from >= cap to below re-lists the chunk (a search
+ * may have dropped it from the list while it looked full), and the one that
+ * takes it to 0 marks the heap for the reclaim pass. */
+static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
+  uint64_t old = dm_add64(&h->chunks[idx].live, (uint64_t)0 - n);
+  uint32_t tag = (uint32_t)(old >> 32), used = (uint32_t)old;
+  if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
+  if (used >= h->classes[tag_class(tag)].cap && used - n < h->classes[tag_class(tag)].cap)
+    chunk_relist(h, idx, tag);
+  if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
+}
+
 /* Pin up to `want` slots of chunk idx for tag. Returns the number pinned;
  * *before is the chunk's count before (a good place to look for free bits:
- * a chunk fills from low words up, so the count says where free bits start). */
+ * a chunk fills from low words up, so the count says where free bits start).
+ * One fetch-add, then what does not fit (or all of it, when the chunk went to
+ * another bin meanwhile) is given back: a CAS loop here let one warp in
+ * hundreds win per round when a small heap's few arenas put them all on one
+ * chunk. An add on a chunk back in the tree or formatted for another bin is
+ * harmless: formatting adds to `live` (never stores), the reclaim's CAS
+ * expects exactly its empty value, and the give-back re-lists as above. */
 static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap,
-                             uint32_t want, uint32_t *before) {
+                                    uint32_t want, uint32_t *before) {
   uint64_t *live = &h->chunks[idx].live;
   uint64_t v = dm_load64(live);
-  for (;;) {
-    if ((uint32_t)(v >> 32) != tag) return 0;
-    uint32_t used = (uint32_t)v;
-    if (used >= cap) return 0;
-    uint32_t t = cap - used < want ? cap - used : want;
-    uint64_t old = dm_cas64(live, v, v + t);
-    if (old == v) {
-      *before = used;
-      return t;
-    }
-    v = old;
-  }
+  if ((uint32_t)(v >> 32) != tag || (uint32_t)v >= cap) return 0;
+  uint64_t old = dm_add64(live, want);
+  uint32_t used = (uint32_t)old, t = 0;
+  if ((uint32_t)(old >> 32) == tag && used < cap) t = cap - used < want ? cap - used : want;
+  if (t < want) chunk_drop(h, idx, want - t);
+  *before = used;
+  return t;
 }
 
 /* The hint is full or stale: point it at the first listed chunk with room,
@@ -317,19 +348,6 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
  * allocates again soon would take a chunk straight back. */
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
   uint32_t tag = (uint32_t)(dm_load64(&h->chunks[chunk].live) >> 32); /* stable: we hold slots */
-  uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
-  dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
-  dm_sem_signal(&b->sem, count, 0);
-  uint32_t used = (uint32_t)dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
-  if (used == cap) { /* was full (and maybe unlisted): list it again; a release
-                       * below unlinks it, and if the release fails (its units
-                       * are reserved) waiters must find it in the list */
-    bin_lock(b);
-    uint64_t v = dm_load64(&h->chunks[chunk].live);
-    if (!ld(&h->chunks[chunk].listed) && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
-      list_insert(h, b, chunk);
-    if (!dm_load32(&b->hint)) dm_store32(&b->hint, chunk + 1);
-    bin_unlock(b);
-  }
-  if (used == count && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
+  dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
+  chunk_drop(h, chunk, count);
 }
