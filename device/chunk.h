@@ -1,10 +1,11 @@
 /*
  * chunk.h — slab chunks and their bins, as slab.c and reclaim.c both see
  * them: the bin of (arena, class), the tag in a chunk's `live` word, where a
- * chunk and its bitmap lie, the bin's spin lock and its list of non-full
- * chunks (slab.c's header comment has the rules).
+ * chunk and its bitmap lie, the bin's spin lock, its list of non-full
+ * chunks and its re-list stack (slab.c's header comment has the rules).
  *
- * Locking: bin_lock/bin_unlock; the list functions need the bin lock held.
+ * Locking: bin_lock/bin_unlock; the list functions and bin_drain need the
+ * bin lock held; bin_push is lock-free.
  */
 #ifndef DM_CHUNK_H
 #define DM_CHUNK_H
@@ -24,6 +25,8 @@ static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
   return (uint64_t *)chunk_base(h, idx);
 }
 static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+/* Slots claimed or pinned, from a `live` word (without the flag). */
+static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_PEND; }
 
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
@@ -60,6 +63,37 @@ static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
   st(&c->prev, 0);
   st(&c->next, 0);
   st(&c->listed, 0);
+}
+
+/* Put chunk idx (its `live` carries DM_LIVE_PEND, set by the caller) on its
+ * bin's re-list stack: one CAS, no lock. */
+static DM_INLINE void bin_push(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+  uint32_t head = dm_load32(&b->pending);
+  for (;;) {
+    st(&h->chunks[idx].pending, head);
+    dm_fence(); /* the link before the chunk is reachable */
+    uint32_t old = dm_cas32(&b->pending, head, idx + 1);
+    if (old == head) return;
+    head = old;
+  }
+}
+
+/* Take the bin's whole re-list stack and list its chunks (caller holds the
+ * bin lock). Each chunk's flag is cleared after its link was read: from then
+ * on a free may push it again. A chunk keeps its tag while flagged (a
+ * release expects no flag), so every chunk here is still the bin's. */
+static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
+  uint32_t p = dm_load32(&b->pending);
+  if (!p) return;
+  for (uint32_t q; p && (q = dm_cas32(&b->pending, p, 0)) != p;) p = q;
+  dm_fence(); /* the links written before each push */
+  while (p) {
+    dm_chunk_t *c = &h->chunks[p - 1];
+    uint32_t next = ld(&c->pending);
+    dm_and64(&c->live, ~(uint64_t)DM_LIVE_PEND);
+    if (!ld(&c->listed)) list_insert(h, b, p - 1);
+    p = next;
+  }
 }
 
 #endif /* DM_CHUNK_H */

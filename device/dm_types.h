@@ -30,6 +30,7 @@
 #define DM_MAX_ARENAS      2048u
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
 #define DM_LARGE_RETRIES   6u    /* a large request retried while blocks are on their way */
+#define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its bin's re-list stack */
 #define DM_GROW_TRIES      1024u /* a tree request of a heap that grows asks for more memory at most this often */
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
@@ -91,11 +92,11 @@ static DM_INLINE uint64_t dm_summary_index(const dm_buddy_t *b, uint32_t order, 
 /* -------------------------------------------------------------- slab ----- */
 /* Per chunk descriptor, kept outside the chunk so that it is never freed. */
 typedef struct dm_chunk {
-  uint64_t live;   /* tag << 32 | used; tag 0 = not a slab chunk */
+  uint64_t live;   /* tag << 32 | DM_LIVE_PEND (on its bin's re-list stack) | used; tag 0 = not a slab chunk */
   uint32_t prev;   /* neighbours in the bin's list of non-full chunks, index+1 */
   uint32_t next;
   uint32_t listed; /* 1 while in the list (under the bin lock) */
-  uint32_t pad;
+  uint32_t pending;/* next chunk on the bin's re-list stack, index+1 */
 } dm_chunk_t;
 
 /* Per arena and size class. */
@@ -105,6 +106,7 @@ typedef struct dm_bin {
   uint32_t head;   /* first non-full chunk, index+1 */
   uint32_t hint;   /* chunk to try first, index+1 (read without the lock) */
   uint32_t grows;  /* times the bin took chunks from the tree (sets the run length) */
+  uint32_t pending;/* stack of chunks that got room back while maybe off the list, index+1 */
 } dm_bin_t;
 
 typedef struct dm_class {

@@ -20,6 +20,7 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   uint64_t empty = (uint64_t)tag << 32;
   if (!dm_sem_try_wait(&b->sem, cap)) return 0;
   bin_lock(b);
+  bin_drain(h, b); /* a flagged chunk is never released: list it first */
   int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (dead) {
     if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
@@ -83,7 +84,7 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
     uint64_t end = (r + 1) * DM_RECLAIM_RANGE;
     for (uint32_t i = (uint32_t)(r * DM_RECLAIM_RANGE); i < end && i < n; i++) {
       uint64_t v = dm_load64(&h->chunks[i].live);
-      if (v && (uint32_t)v == 0) chunk_release(h, i, (uint32_t)(v >> 32));
+      if (v && live_used(v) == 0) chunk_release(h, i, (uint32_t)(v >> 32));
     }
     if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
   }

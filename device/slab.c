@@ -21,7 +21,8 @@
  *      start at different words) and, when that word is full, at a
  *      pseudo-random word (RW-BM).
  * Free clears the bit (fetch-and: a bit already clear is a double free),
- * signals the semaphore, decrements `used`, re-lists a chunk that was full,
+ * signals the semaphore, decrements `used`, queues a chunk that was full for
+ * re-listing,
  * and marks the heap when a chunk empties: empty chunks stay with their bins
  * until a reclaim pass (the tree cannot serve a request) returns them to the
  * buddy tree (try-wait of a whole chunk's units, then CAS used 0 -> dead), so
@@ -29,12 +30,17 @@
  * back.
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
- * the prev/next/listed fields of its chunks; it is taken when a full chunk
- * gets a slot back (the decrement that takes `used` below cap), when the
- * hint runs dry, and by the reclaim pass
- * (reclaim.c) for each chunk it returns — never per allocation. `hint` and `live`
- * are read and updated lock-free. A stale hint is harmless: pinning checks the
- * tag, and a chunk re-formatted for the same bin is a valid target.
+ * the prev/next/listed fields of its chunks; it is taken when the hint runs
+ * dry (a search, which first drains the re-list stack into the list) and by
+ * the reclaim pass (reclaim.c) for each chunk it returns — never per
+ * allocation and never by a free. A free whose decrement gives a full chunk
+ * room again flags the chunk (DM_LIVE_PEND, by CAS, once) and pushes it on
+ * the bin's re-list stack (one CAS on `pending`; the link is in the chunk):
+ * a lock per chunk that got room back was what bounded the free rate of the
+ * classes of 1 KiB and up. A flagged chunk keeps its tag (the release
+ * expects no flag). `hint` and `live` are read and updated lock-free. A
+ * stale hint is harmless: pinning checks the tag, and a chunk re-formatted
+ * for the same bin is a valid target.
  */
 #include "dm_internal.h"
 #include "chunk.h"
@@ -113,16 +119,19 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   return g;
 }
 
-/* Put chunk idx back on its bin's list (it has room again). */
-static DM_COLD void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag) {
-  uint32_t cls = tag_class(tag), cap = h->classes[cls].cap;
-  dm_bin_t *b = bin_at(h, tag_arena(tag), cls);
-  bin_lock(b);
-  uint64_t v = dm_load64(&h->chunks[idx].live);
-  if (!ld(&h->chunks[idx].listed) && (uint32_t)(v >> 32) == tag && (uint32_t)v < cap)
-    list_insert(h, b, idx);
-  if (!dm_load32(&b->hint)) dm_store32(&b->hint, idx + 1);
-  bin_unlock(b);
+/* Chunk idx of `tag` has room again: flag it (once) and push it on its bin's
+ * re-list stack, so that a search lists it. Nothing when the chunk left the
+ * bin meanwhile (emptied and returned: the tag differs) or is flagged
+ * already (on the stack, not drained yet: the drain lists it). */
+static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag) {
+  uint64_t *live = &h->chunks[idx].live, v = dm_load64(live);
+  for (;;) {
+    if ((uint32_t)(v >> 32) != tag || ((uint32_t)v & DM_LIVE_PEND)) return;
+    uint64_t old = dm_cas64(live, v, v | DM_LIVE_PEND);
+    if (old == v) break;
+    v = old;
+  }
+  bin_push(h, bin_at(h, tag_arena(tag), tag_class(tag)), idx);
 }
 
 /* Lower chunk idx's `used` by n: slots freed, or units a pin added and gives
@@ -133,7 +142,7 @@ static DM_COLD void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag) {
  * takes it to 0 marks the heap for the reclaim pass. */
 static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   uint64_t old = dm_add64(&h->chunks[idx].live, (uint64_t)0 - n);
-  uint32_t tag = (uint32_t)(old >> 32), used = (uint32_t)old;
+  uint32_t tag = (uint32_t)(old >> 32), used = live_used(old);
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
   if (used >= h->classes[tag_class(tag)].cap && used - n < h->classes[tag_class(tag)].cap)
     chunk_relist(h, idx, tag);
@@ -153,9 +162,9 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
                                     uint32_t want, uint32_t *before) {
   uint64_t *live = &h->chunks[idx].live;
   uint64_t v = dm_load64(live);
-  if ((uint32_t)(v >> 32) != tag || (uint32_t)v >= cap) return 0;
+  if ((uint32_t)(v >> 32) != tag || live_used(v) >= cap) return 0;
   uint64_t old = dm_add64(live, want);
-  uint32_t used = (uint32_t)old, t = 0;
+  uint32_t used = live_used(old), t = 0;
   if ((uint32_t)(old >> 32) == tag && used < cap) t = cap - used < want ? cap - used : want;
   if (t < want) chunk_drop(h, idx, want - t);
   *before = used;
@@ -166,11 +175,12 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
  * dropping full ones from the list on the way. Returns the new hint. */
 static DM_COLD uint32_t bin_rescan(dm_heap_t *h, dm_bin_t *b, uint32_t tag, uint32_t cap) {
   bin_lock(b);
+  bin_drain(h, b);
   uint32_t cur = ld(&b->head);
   while (cur) {
     uint64_t v = dm_load64(&h->chunks[cur - 1].live);
     uint32_t next = ld(&h->chunks[cur - 1].next);
-    if ((uint32_t)(v >> 32) == tag && (uint32_t)v < cap) break;
+    if ((uint32_t)(v >> 32) == tag && live_used(v) < cap) break;
     list_remove(h, b, cur - 1);
     cur = next;
   }

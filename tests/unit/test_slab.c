@@ -117,9 +117,19 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(bin->hint - 1, chunk1);
   assert_false(h->chunks[chunk2].listed);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
-  assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK); /* chunk 2 has room: listed again */
+  assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK); /* chunk 2 has room: queued, no lock taken */
+  assert_false(h->chunks[chunk2].listed);
+  assert_int_equal(bin->pending, chunk2 + 1);
+  assert_true((uint32_t)h->chunks[chunk2].live & DM_LIVE_PEND);
+  assert_int_equal(dm_free(h, p[cap + 1]), DM_FREE_OK); /* queued once */
+  assert_int_equal(h->chunks[chunk2].pending, 0);
+  p[cap] = dm_malloc(h, 4096, 16); /* chunk 1 is full: the search lists chunk 2 and uses it */
+  p[cap + 1] = dm_malloc(h, 4096, 16);
   assert_true(h->chunks[chunk2].listed);
-  p[cap] = NULL;
+  assert_int_equal(bin->pending, 0);
+  assert_false((uint32_t)h->chunks[chunk2].live & DM_LIVE_PEND);
+  assert_int_equal((uint32_t)h->chunks[chunk2].live, cap);
+  assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
   for (uint32_t i = 0; i < 2 * cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* both kept */
   assert_int_equal(h->hstats->peak, 2 * DM_CHUNK_BYTES);
