@@ -542,5 +542,12 @@ int main(int argc, char **argv) {
   if (has("util")) wl_util();
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
+#ifdef DM_BENCH_DEVMALLOC
+  if (O.grow) { /* the size a fixed heap needs to compare with (bench/grow_ab.sh) */
+    devmalloc_stats_t s;
+    if (devmalloc_heap_stats(devmalloc_cuda_heap(), &s) == DEVMALLOC_OK)
+      fprintf(stderr, "ab_bench: heap that grows: mapped peak %llu bytes\n", (unsigned long long)s.mapped_peak);
+  }
+#endif
   return 0;
 }
