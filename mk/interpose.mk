@@ -19,7 +19,7 @@ OPTIONS_SRCS  := $(addprefix interpose/options/,options.c options_obs.c process.
 SHIM_SRCS     := $(addprefix interpose/driver/,array.c bind.c ctxtab.c dlsym.c driver.c \
                    elf_lazy.c graphs.c hook_ctx.c hook_graph.c hook_launch.c hook_load.c \
                    hook_mem.c hook_procaddr.c hook_sync.c hooks.c fork.c limit.c owners.c \
-                   parts.c real_dlsym.c state.c trace.c trace_timer.c) \
+                   parts.c real.c real_dlsym.c state.c trace.c trace_timer.c) \
                  $(addprefix interpose/image/,image_bound.c image_scan.c) \
                  $(addprefix interpose/observe/,nvtx.c stats_rec.c) \
                  $(OPTIONS_SRCS)

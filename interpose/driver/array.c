@@ -2,6 +2,8 @@
  * array.c — the doubling arrays of the shim's tables (context table, trace
  * contexts): one growth rule.
  *
+ * May call: libc only.
+ *
  * Locking: none; the caller holds the lock of the table it grows.
  */
 #include "shim.h"

@@ -20,6 +20,9 @@
  * creation stays legal while another thread captures in global mode (see
  * docs/shim.md for what the host runtime must then avoid).
  *
+ * May call: ctxtab.c, owners.c, driver.c, state.c, the parts' tables
+ * (dm_heap_ops), options/. Called by: the hook handlers, graphs.c.
+ *
  * Locking: slow paths hold the owner lock (owners.c) for their whole length,
  * so at most one thread binds at a time; heap creation takes the context
  * table lock inside it (order: owner lock, context lock, cache lock).
@@ -46,15 +49,6 @@ static void scope_leave(dm_scope_t *s) {
     dm_drv.cuCtxPopCurrent_v2(&prev);
   }
   dm_tls_busy--;
-}
-
-CUcontext dm_stream_ctx(CUstream s) {
-  CUcontext c = NULL;
-  if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
-      dm_drv.cuStreamGetCtx(s, &c) == CUDA_SUCCESS && c)
-    return c;
-  if (dm_drv.cuCtxGetCurrent(&c) != CUDA_SUCCESS) return NULL;
-  return c;
 }
 
 static const char *kind_name(dm_owner_kind_t k) {

@@ -11,6 +11,11 @@
  * Heap creation runs with the context current (the caller, bind.c, pushed
  * it) and with the thread's stream-capture mode relaxed (also the caller).
  *
+ * May call: trace.c (records, its sampler setter, heap created), limit.c,
+ * driver.c, state.c, array.c, the parts' tables, observe/, options/. The
+ * real entry points only through the function real.c gives it
+ * (dm_ctx_set_real). Called by: bind.c, the hook handlers, fork.c, real.c.
+ *
  * Locking: one mutex (g_lock) guards the table, the snapshots and the
  * primary counts; it is held across heap creation so that two threads never
  * create two heaps for one context. It is never held while calling a hooked
@@ -73,9 +78,16 @@ static dm_ctxent_t *find_or_add(CUcontext ctx) {
   return e;
 }
 
+/* real.c's dm_real, given at the driver's first use (before dm_drv is
+ * filled: no context reaches this table before it is set). */
+static void *(*_Atomic g_real)(dm_hook_id_t);
+
+void dm_ctx_set_real(void *(*real)(dm_hook_id_t)) { atomic_store(&g_real, real); }
+
 static uint64_t free_device_bytes(void) {
   size_t fr = 0, tot = 0;
-  dm_pfn_cuMemGetInfo_v2 info = (dm_pfn_cuMemGetInfo_v2)dm_real(DM_ID_cuMemGetInfo_v2);
+  void *(*real)(dm_hook_id_t) = atomic_load(&g_real);
+  dm_pfn_cuMemGetInfo_v2 info = real ? (dm_pfn_cuMemGetInfo_v2)real(DM_ID_cuMemGetInfo_v2) : NULL;
   if (info && info(&fr, &tot) == CUDA_SUCCESS) return fr;
   return 0;
 }
@@ -132,6 +144,7 @@ static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, c
 
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
+  dm_trace_set_sampler(dm_ctx_sample);   /* before any heap exists to sample */
   dm_nvtx_init();   /* the range below is pushed under the lock */
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find_or_add(ctx);

@@ -24,6 +24,9 @@
  *
  * The real dlsym is real_dlsym.c's.
  *
+ * May call: hooks.c (table lookups), real.c (dm_real_offer), real_dlsym.c,
+ * options/. Called by: dlsym_entry.S only.
+ *
  * Locking: a thread-local re-entrancy flag; otherwise stateless.
  */
 #include "shim.h"

@@ -1,20 +1,22 @@
 /*
- * driver.c — find libcuda and resolve the driver functions the shim needs:
- * the real entry points behind hooks (hooks.c asks dm_driver_sym), the
- * internal table dm_drv (driver.def); then the shim's other parts are
- * connected to the driver (parts.c).
+ * driver.c — libcuda: find it and resolve the driver functions the shim
+ * itself calls, the internal table dm_drv (driver.def), plus small helpers
+ * over them (error strings, the context of a stream, export names).
  *
  * The shim never links libcuda: a process without CUDA never loads it because
  * of us. libcuda is opened (RTLD_NOLOAD first) only when a hook runs, i.e.
- * when the application already uses the driver.
+ * when the application already uses the driver: real.c calls dm_driver_open
+ * once, at the driver's first use, and wires the rest of the shim to it.
  *
- * Locking: dm_driver_init() runs once (pthread_once); the tables are written
- * only there.
+ * May call: real_dlsym.c, options/ (the log). Nothing else of the shim: every
+ * other file may call this one.
+ *
+ * Locking: dm_driver_open runs once (inside real.c's pthread_once); the
+ * table is written only there. The "used" flag is an atomic.
  */
 #include "shim.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 
 /* Typed stubs for entries the driver lacks. */
@@ -30,8 +32,6 @@ dm_drv_t dm_drv = {
 };
 
 static const char *g_lib_path;
-static void *g_handle;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 void dm_driver_set_library(const char *path) { g_lib_path = path; }
 
@@ -47,34 +47,23 @@ static void *open_driver(void) {
   return dlopen(names[0], RTLD_LAZY);
 }
 
-static void init_driver(void) {
-  dm_fork_register();
-  g_handle = open_driver();
-  if (!g_handle) {
+void *dm_driver_open(void) {
+  void *h = open_driver();
+  if (!h) {
     dm_log(DM_LOG_INFO, "libcuda not found: the shim stays inert");
-    return;
+    return NULL;
   }
   void *p;
 #define DM_DRV(sym, params) \
-  if ((p = dm_real_dlsym(g_handle, #sym))) dm_drv.sym = (CUresult(*) params)p;
+  if ((p = dm_real_dlsym(h, #sym))) dm_drv.sym = (CUresult(*) params)p;
 #include "driver.def"
 #undef DM_DRV
-  dm_parts_connect(g_handle);
+  return h;
 }
 
 static int g_used;
 int dm_driver_used(void) { return __atomic_load_n(&g_used, __ATOMIC_ACQUIRE); }
-
-int dm_driver_init(void) {
-  __atomic_store_n(&g_used, 1, __ATOMIC_RELEASE);
-  pthread_once(&g_once, init_driver);
-  return g_handle ? 0 : -1;
-}
-
-void *dm_driver_sym(const char *sym) {
-  if (dm_driver_init()) return NULL;
-  return dm_real_dlsym(g_handle, sym);
-}
+void dm_driver_mark_used(void) { __atomic_store_n(&g_used, 1, __ATOMIC_RELEASE); }
 
 const char *dm_driver_export_name(const void *addr) {
   Dl_info di;
@@ -88,4 +77,13 @@ const char *dm_cu_err(CUresult r) {
   if (dm_drv.cuGetErrorString(r, &s) == CUDA_SUCCESS && s) return s;
   snprintf(buf, sizeof buf, "CUresult %d", (int)r);
   return buf;
+}
+
+CUcontext dm_stream_ctx(CUstream s) {
+  CUcontext c = NULL;
+  if (s && s != CU_STREAM_LEGACY && s != CU_STREAM_PER_THREAD &&
+      dm_drv.cuStreamGetCtx(s, &c) == CUDA_SUCCESS && c)
+    return c;
+  if (dm_drv.cuCtxGetCurrent(&c) != CUDA_SUCCESS) return NULL;
+  return c;
 }

@@ -10,6 +10,8 @@
  * process without libelf gets libelf's own failure values (EV_NONE, NULL,
  * -1) and one warning. The host tests link the real libelf instead.
  *
+ * May call: real_dlsym.c, options/ (the log).
+ *
  * Locking: the table is filled once under pthread_once; read-only after.
  */
 #include "shim.h"

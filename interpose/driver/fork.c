@@ -13,6 +13,9 @@
  * Registered once (pthread_once) when the driver is first resolved, not in a
  * constructor.
  *
+ * May call: the fork entry points of owners.c, ctxtab.c and graphs.c.
+ * Called by: real.c (the driver's first use).
+ *
  * Locking: the handlers themselves are the lock owners' fork entry points.
  */
 #include "shim.h"

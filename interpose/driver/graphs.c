@@ -11,6 +11,8 @@
  * Limits: conditional-node bodies and kernels changed later through
  * cuGraphExec*SetParams/cuGraphExecUpdate are not walked (docs/shim.md).
  *
+ * May call: bind.c, driver.c, state.c. Called by: hook_graph.c.
+ *
  * Locking: one mutex guards the exec table; binding runs outside it.
  */
 #include "shim.h"

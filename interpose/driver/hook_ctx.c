@@ -11,6 +11,9 @@
  * device's memory is the stock driver's to answer and is not recorded when it
  * refuses it.
  *
+ * May call: bind.c, ctxtab.c, owners.c, driver.c, state.c, the parts'
+ * tables (dm_pool_ops), options/.
+ *
  * Locking: the context table's (ctxtab.c) and the owner lock (owners.c),
  * never both here at once; the driver call runs unlocked.
  */

@@ -2,6 +2,8 @@
  * hook_graph.c — graph instantiation, launch and destruction hooks (graphs.c
  * does the work).
  *
+ * May call: graphs.c, real.c.
+ *
  * Locking: none here.
  */
 #include "shim.h"

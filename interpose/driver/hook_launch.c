@@ -3,6 +3,8 @@
  * in the launch's context (bind.c), let the trace sample its counters when due
  * (trace.c), then launch exactly as asked.
  *
+ * May call: bind.c, trace.c, real.c.
+ *
  * Locking: none here (bind.c, trace.c).
  */
 #include "obs.h"

@@ -19,6 +19,9 @@
  * Unload: forget the record and every launch-cache entry it owns (the driver
  * may reuse the handles).
  *
+ * May call: bind.c, ctxtab.c, owners.c, trace.c, real.c, driver.c, state.c,
+ * the parts' tables (dm_relink_ops), image/, observe/, options/.
+ *
  * Locking: owner lock around record updates; relink/load run unlocked; the
  * "warned once" flag is an atomic exchange.
  */

@@ -3,6 +3,8 @@
  * pool (dm_pool_ops: pool/pool_hooks.h) when it is enabled (DEVMALLOC_HOST_POOL not off),
  * otherwise the driver, untouched.
  *
+ * May call: real.c, the parts' tables (dm_pool_ops).
+ *
  * Locking: none here (the pool's own).
  */
 #include "shim.h"

@@ -6,6 +6,11 @@
  * cuGetProcAddress itself is answered the same way, so static cudart, which
  * fetches everything through it, keeps reaching us.
  *
+ * May call: hooks.c (dm_hook_answer). hooks.c also calls this file (its
+ * table holds the wrappers of these handlers): the one pair of files that
+ * call each other, because the wrapper answered must come from the same
+ * table as the hook that answers it; see hooks.c.
+ *
  * Locking: none.
  */
 #include "shim.h"

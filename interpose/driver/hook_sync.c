@@ -9,6 +9,8 @@
  * the context's heap if it grows (ctxtab.c: at most every 2 seconds, when
  * enough mapped memory is free).
  *
+ * May call: ctxtab.c, trace.c, driver.c, options/.
+ *
  * Locking: none here (trace.c).
  */
 #include "obs.h"

@@ -1,7 +1,8 @@
 /*
  * hooks.c — everything generated from hooks.def: the exported wrappers, the
- * table of real entry points, and the lookups dlsym.c / hook_procaddr.c use to
- * answer dlsym() and cuGetProcAddress().
+ * hook table, and the lookups dlsym.c / hook_procaddr.c use to answer
+ * dlsym() and cuGetProcAddress(). The real entry points behind the wrappers
+ * are real.c's.
  *
  * Each wrapper is exported under the exact driver symbol (asm label, so
  * cuda.h's renaming macros never touch it) and does:
@@ -9,30 +10,19 @@
  *     if (dm_passthrough()) return real(args);
  *     return handler(real, args);
  *
- * Locking: real pointers are atomics written once (first writer wins); the
- * tables are const. No locks.
+ * May call: the handlers (hook_*.c), real.c, driver.c (export names),
+ * state.c, options/ (the log). The top of the shim: nothing calls into it but
+ * the application (the wrappers), dlsym.c and hook_procaddr.c (the lookups).
+ * hook_procaddr.c and this file call each other, and that cannot be undone:
+ * the cuGetProcAddress handler must answer with a wrapper of this table, and
+ * its own wrapper is one of them (static cudart fetches everything, and
+ * cuGetProcAddress itself, through it).
+ *
+ * Locking: none; the tables are const (real.c's pointers are atomics).
  */
 #include "shim.h"
 
-#include <stdatomic.h>
 #include <string.h>
-
-/* --- real entry points ----------------------------------------------------- */
-static _Atomic(void *) g_real[DM_NUM_HOOKS];
-
-void dm_real_offer(dm_hook_id_t id, void *real) {
-  if (!real || (int)id < 0 || id >= DM_NUM_HOOKS) return;
-  if (dm_hook_by_ptr(real) >= 0) return;     /* never record our own wrapper */
-  void *expected = NULL;
-  atomic_compare_exchange_strong(&g_real[id], &expected, real);
-}
-
-void *dm_real(dm_hook_id_t id) {
-  void *p = atomic_load_explicit(&g_real[id], memory_order_acquire);
-  if (p) return p;
-  dm_real_offer(id, dm_driver_sym(dm_hooks[id].sym));
-  return atomic_load_explicit(&g_real[id], memory_order_acquire);
-}
 
 /* --- exported wrappers ----------------------------------------------------- */
 #define DM_HOOK(sym, base, ptds, since, handler, params, args)              \

@@ -28,6 +28,8 @@
  *   heap bytes: DEVMALLOC_HEAP_SIZE, else the application's value, else
  *     256 MiB; at least 1 MiB.
  *
+ * May call: options/ (size values).
+ *
  * Locking: none; callers (ctxtab.c) hold the context table lock.
  */
 #include "shim.h"

@@ -4,6 +4,9 @@
  * launch cache (function-or-kernel handle, context) -> verdict, which makes
  * every launch after the first of a kernel in a context one hash lookup.
  *
+ * May call: nothing of the shim (libc). Called by: bind.c, the hook
+ * handlers, fork.c.
+ *
  * Locking:
  *   - the launch cache has its own rwlock: launches take it shared; puts and
  *     purges take it exclusive. Purges (unload, context teardown) clear

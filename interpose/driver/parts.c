@@ -10,10 +10,16 @@
  * (generated forwarders.c, see mk/interpose.mk), the re-link a resolver of
  * real entry points (so the JIT link never reaches a hook) and the NVTX
  * markers for its cache events, the pool the real driver functions, the
- * shim's options and its log.
+ * shim's options and its log. The resolvers of real entry points come as
+ * arguments from real.c (the driver's first use), which sits above this file.
  *
- * Locking: the tables are const; dm_parts_connect runs once inside
- * dm_driver_init's pthread_once.
+ * May call: the other parts' APIs (above), driver.c, real_dlsym.c, observe/,
+ * options/. Called by: real.c (dm_parts_connect); the tables are read by
+ * every file that reaches another part.
+ *
+ * Locking: the tables are const; dm_parts_connect runs once inside real.c's
+ * first-use pthread_once, before the pool is given the functions that read
+ * g_real.
  */
 #include "shim.h"
 #include "obs.h"
@@ -40,13 +46,15 @@ static const dm_pool_ops_t g_pool_ops = {
 const dm_pool_ops_t *dm_pool_ops = &g_pool_ops;
 
 /* ---- what the pool needs from the driver, the options and the log ------- */
+static void *(*g_real)(dm_hook_id_t);   /* real.c's dm_real, from dm_parts_connect */
+
 static CUresult real_mem_get_info(size_t *f, size_t *t) {
-  dm_pfn_cuMemGetInfo_v2 p = (dm_pfn_cuMemGetInfo_v2)dm_real(DM_ID_cuMemGetInfo_v2);
+  dm_pfn_cuMemGetInfo_v2 p = (dm_pfn_cuMemGetInfo_v2)g_real(DM_ID_cuMemGetInfo_v2);
   return p ? p(f, t) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 static CUresult real_mem_free(CUdeviceptr d) {
-  dm_pfn_cuMemFree_v2 p = (dm_pfn_cuMemFree_v2)dm_real(DM_ID_cuMemFree_v2);
+  dm_pfn_cuMemFree_v2 p = (dm_pfn_cuMemFree_v2)g_real(DM_ID_cuMemFree_v2);
   return p ? p(d) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
@@ -76,9 +84,10 @@ static void connect_pool(void) {
 /* Generated with the shim (forwarders.c): the host runtime's driver calls. */
 void dm_fwd_resolve(void *(*lookup)(void *, const char *), void *handle);
 
-void dm_parts_connect(void *libcuda) {
+void dm_parts_connect(void *libcuda, void *(*sym)(const char *), void *(*real)(dm_hook_id_t)) {
+  g_real = real;
   dm_fwd_resolve(dm_real_dlsym, libcuda);
-  dm_jit_set_resolver(dm_driver_sym);
+  dm_jit_set_resolver(sym);
   dm_relink_set_events(dm_obs_event);
   connect_pool();
 }

@@ -8,6 +8,8 @@
  * recursing.
  *
  *
+ * May call: libc only.
+ *
  * Locking: dm_dlsym_real_fn is written with the same value by whoever
  * resolves it first (atomic store); a thread-local re-entrancy flag.
  */

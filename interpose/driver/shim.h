@@ -53,10 +53,6 @@ extern const dm_hook_t dm_hooks[DM_NUM_HOOKS];
 extern const dm_alias_t dm_aliases[];
 extern const size_t dm_num_aliases;
 
-/* Real entry point of a hook (resolved on demand; NULL if the driver lacks it). */
-void *dm_real(dm_hook_id_t id);
-/* Record a real entry point met through dlsym (first one wins). */
-void  dm_real_offer(dm_hook_id_t id, void *real);
 /* Table lookups: -1 when not found. */
 int   dm_hook_by_sym(const char *sym);
 int   dm_hook_by_ptr(const void *hook);                 /* our wrapper -> id */
@@ -66,24 +62,39 @@ int   dm_hook_by_base(const char *base, int cuda_version, uint64_t flags);
  * by cuGetProcAddress(symbol, version, flags): our hook, or `real`. */
 void *dm_hook_answer(const char *symbol, void *real, int cuda_version, uint64_t flags);
 
-/* ---- driver.c : libcuda handle, real and internal entry points ----------- */
+/* ---- real.c : real entry points of the hooks, the driver's first use ------ */
+/* Real entry point of a hook (resolved on demand; NULL if the driver lacks it). */
+void *dm_real(dm_hook_id_t id);
+/* Record a real entry point met through dlsym or cuGetProcAddress (first one
+ * wins). The caller makes sure it is not one of our wrappers (dm_hook_by_ptr). */
+void  dm_real_offer(dm_hook_id_t id, void *real);
+/* The driver's first use (once): register the fork handlers, open libcuda,
+ * connect the parts. Returns 0, or -1 if libcuda is not found. */
+int   dm_driver_init(void);
+/* Resolve a symbol in libcuda itself (never the shim); NULL if absent. */
+void *dm_driver_sym(const char *sym);
+
+/* ---- driver.c : libcuda handle, internal entry points --------------------- */
 typedef struct dm_drv {
 #define DM_DRV(sym, params) CUresult (*sym) params;
 #include "driver.def"
 #undef DM_DRV
 } dm_drv_t;
 extern dm_drv_t dm_drv;          /* missing entries point at a stub erroring */
-/* Load the driver table (once). Returns 0, or -1 if libcuda is not found. */
-int   dm_driver_init(void);
+/* Open libcuda and fill dm_drv; its handle, or NULL (logged) when libcuda is
+ * not found. Once, from dm_driver_init. */
+void *dm_driver_open(void);
 /* Tests: use this library instead of libcuda.so.1 (before dm_driver_init). */
 void  dm_driver_set_library(const char *path);
-/* Resolve a symbol in libcuda itself (never the shim); NULL if absent. */
-void *dm_driver_sym(const char *sym);
-/* 1 once any hook has asked for the driver (the process uses CUDA). */
+/* 1 once any hook has asked for the driver (the process uses CUDA); set by
+ * dm_driver_init. */
 int   dm_driver_used(void);
+void  dm_driver_mark_used(void);
 const char *dm_cu_err(CUresult r);
 /* Name of the exported symbol at exactly `addr`, or NULL. */
 const char *dm_driver_export_name(const void *addr);
+/* Context a launch on hStream runs in. */
+CUcontext dm_stream_ctx(CUstream hStream);
 
 /* ---- dlsym.c, real_dlsym.c, dlsym_entry.S : dlsym interposition -------- */
 /* The real dlsym (dlvsym GLIBC_2.34, else GLIBC_2.2.5). */
@@ -192,11 +203,15 @@ typedef struct dm_pool_ops {
 } dm_pool_ops_t;
 extern const dm_pool_ops_t *dm_pool_ops;
 /* Once, from dm_driver_init with libcuda's handle: give the parts the driver
- * (the host runtime's forwarders, the re-link's resolver, the pool's driver
- * table), the shim's options, log and event markers. */
-void dm_parts_connect(void *libcuda);
+ * (the host runtime's forwarders, the re-link's resolver `sym`, the pool's
+ * driver table, whose cuMemGetInfo/cuMemFree come from `real`), the shim's
+ * options, log and event markers. */
+void dm_parts_connect(void *libcuda, void *(*sym)(const char *), void *(*real)(dm_hook_id_t));
 
 /* ---- ctxtab.c : context -> heap table ------------------------------------ */
+/* The real entry points (real.c's dm_real), for the device's free memory;
+ * set once at the driver's first use, before any context is known. */
+void dm_ctx_set_real(void *(*real)(dm_hook_id_t));
 /* Heap of ctx, creating it (size from limit/env/default) when absent. NULL if
  * creation failed (logged once per context). Caller holds no shim lock. */
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx);
@@ -265,8 +280,6 @@ void dm_prepare_in_ctx(const void *f, CUcontext ctx);
 void dm_prepare_owner(dm_owner_kind_t kind, const void *handle, CUcontext ctx);
 /* Create ctx's heap now (context pushed, capture relaxed, as at a launch). */
 void dm_prepare_heap(CUcontext ctx);
-/* Context a launch on hStream runs in. */
-CUcontext dm_stream_ctx(CUstream hStream);
 
 /* ---- graphs.c ------------------------------------------------------------- */
 void dm_graph_prepare(CUgraph g, CUgraphExec exec);

@@ -2,6 +2,8 @@
  * state.c — process-wide switches read on every hook: the reentrancy flag of
  * the calling thread and the "some image may hold devmalloc" flag.
  *
+ * May call: options/.
+ *
  * Locking: a thread-local int and one atomic flag (set once, never cleared).
  */
 #include "shim.h"

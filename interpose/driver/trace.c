@@ -11,6 +11,10 @@
  * Counters are read through the heap's own non-blocking stream, so a sample
  * never waits for the application's kernels.
  *
+ * May call: trace_timer.c, driver.c, state.c, array.c, observe/, options/.
+ * Counters are read only through the sampler ctxtab.c gives it
+ * (dm_trace_set_sampler), so ctxtab.c calls this file and never the reverse.
+ *
  * Locking: g_lock guards the per-context table, the file descriptor and the
  * order of lines; it is released before reading counters (ctxtab.c takes
  * its own lock and may call dm_trace_record with it held: order ctxtab ->
@@ -45,6 +49,11 @@ static int g_fd = -1, g_failed;
 static uint64_t g_t0;
 static atomic_uint_fast64_t g_relinked;
 static atomic_int g_mode = -1;   /* -1 unknown, 0 off, 1 stats only, 2 trace */
+/* The context table's sampler (ctxtab.c's dm_ctx_sample), set before the
+ * first heap exists: until then no context has counters to read. */
+static _Atomic(dm_ctx_sampler_fn) g_sampler;
+
+void dm_trace_set_sampler(dm_ctx_sampler_fn sample) { atomic_store(&g_sampler, sample); }
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -163,7 +172,8 @@ static void take(CUcontext ctx, const char *event, const char *kname, uint64_t l
   CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
   dm_tls_busy++;
   int relaxed = dm_drv.cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS;
-  int ok = dm_ctx_sample(ctx, &r) == 0;
+  dm_ctx_sampler_fn sample = atomic_load(&g_sampler);
+  int ok = sample && sample(ctx, &r) == 0;
   if (relaxed) dm_drv.cuThreadExchangeStreamCaptureMode(&m);
   dm_tls_busy--;
   if (ok && mode() == 2) write_sample(&r, event, kname, launches);

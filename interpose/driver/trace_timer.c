@@ -7,6 +7,9 @@
  * stopped and joined by the trace's exit handler before the final samples,
  * i.e. before the CUDA runtime's own exit teardown.
  *
+ * May call: state.c, options/ (the log); it samples through the function
+ * it is given.
+ *
  * Locking: g_lock guards the running flag and the condition the thread
  * sleeps on; samples are taken without it (trace.c, ctxtab.c lock). The
  * thread runs with dm_tls_busy set, so driver calls it makes never re-enter

@@ -124,7 +124,7 @@ static const dm_pool_ops_t fk_pool_ops = {fk_pool_enabled, NULL, NULL, NULL, NUL
                                           fk_pool_print, fk_pool_forget};
 const dm_pool_ops_t *dm_pool_ops = &fk_pool_ops;
 
-void dm_parts_connect(void *libcuda) {}
+void dm_parts_connect(void *libcuda, void *(*sym)(const char *), void *(*real)(dm_hook_id_t)) {}
 
 __attribute__((unused)) static void fk_reset(void) {
   fk_creates = fk_binds_mod = fk_binds_lib = fk_destroys = 0;
