@@ -452,7 +452,7 @@ static void t_limit_hook_sizes(void **st) {
 
 int main(void) {
   setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
-  setenv("DEVMALLOC_GROW", "1", 1);        /* heaps that grow (the default, set here explicitly) */
+  setenv("DEVMALLOC_GROW", "1", 1);        /* heaps that grow (off by default) */
   setenv("DEVMALLOC_CHECK", "1", 1);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_limit_hook_sizes),

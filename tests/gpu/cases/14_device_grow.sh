@@ -28,7 +28,7 @@ sys.exit(0 if ok else 1)
 PY
 then echo "PASS shim_grow_stats"
 else echo "FAIL shim_grow_stats: exit $rc, or the shim's stats do not show a heap that grew to 16 GiB"; fi
-# DEVMALLOC_GROW=0 keeps a fixed heap (256 MiB): the 16 GiB phase fails there
+# DEVMALLOC_GROW=0 (the default) keeps the fixed heap (256 MiB): the 16 GiB phase fails there
 out=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_GROW=0 DEVMALLOC_STATS=1 "$B/gpu/dm_grow_plain" 2>&1)
 if grep -q "^FAIL grow_16g_over_kernels" <<<"$out" && grep -q "heap 256 MiB" <<<"$out"; then
   echo "PASS shim_grow_off_fixed"
