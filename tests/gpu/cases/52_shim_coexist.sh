@@ -10,6 +10,8 @@ set -u
 LAZY=$(cd "$B/interpose/interposers" 2>/dev/null && pwd)/lazy_malloc.so
 lib() { local d; for d in /usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/lib; do
   [ -f "$d/$1" ] && { echo "$d/$1"; return; }; done; }
+# The first report of a failed sanitizer run (its tail is only the summary).
+sanitizer_first_report() { grep -m 12 -E '^========= ' <<<"$1" | sed 's/^/  first report| /'; }
 run_pre() {  # run_pre NAME PRELOAD [ENV...]
   local name=$1 pre=$2; shift 2
   OUT=$(env LD_PRELOAD="$pre" DEVMALLOC_STATS=1 "$@" "$P/shim_static" 2>&1); RC=$?
@@ -35,7 +37,8 @@ if command -v compute-sanitizer >/dev/null; then
         "$P/shim_static" 2>&1); RC=$?
   printf '%s\n' "---- compute-sanitizer" "$OUT" | tail -15
   if grep -q "ERROR SUMMARY: 0 errors" <<<"$OUT"; then check_served shim_coexist_compute_sanitizer "$OUT" $RC 131072
-  else echo "FAIL shim_coexist_compute_sanitizer: exit $RC, $(grep -E 'SUMMARY|No attachable' <<<"$OUT" | head -2)"; fi
+  else echo "FAIL shim_coexist_compute_sanitizer: exit $RC, $(grep -E 'SUMMARY|No attachable' <<<"$OUT" | head -2)"
+       sanitizer_first_report "$OUT"; fi
   # the CLI around the sanitizer, and the sanitizer around the CLI
   for form in cli_outside cli_inside; do
     if [ $form = cli_outside ]; then
@@ -47,6 +50,7 @@ if command -v compute-sanitizer >/dev/null; then
     fi
     printf '%s\n' "---- compute-sanitizer ($form)" "$OUT" | tail -8
     if grep -q "ERROR SUMMARY: 0 errors" <<<"$OUT"; then check_served "shim_coexist_compute_sanitizer_$form" "$OUT" $RC 131072
-    else echo "FAIL shim_coexist_compute_sanitizer_$form: exit $RC, $(grep -E 'SUMMARY|No attachable' <<<"$OUT" | head -2)"; fi
+    else echo "FAIL shim_coexist_compute_sanitizer_$form: exit $RC, $(grep -E 'SUMMARY|No attachable' <<<"$OUT" | head -2)"
+         sanitizer_first_report "$OUT"; fi
   done
 else echo "SKIP shim_coexist_compute_sanitizer: compute-sanitizer not found"; fi
