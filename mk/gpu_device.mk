@@ -4,7 +4,7 @@
 GPU_PROG_DIR := $(BUILD)/gpu
 DM_RELINK_LIBS := $(DEVICE_LIB) $(HOST_LIB) -lcuda
 
-$(GPU_PROG_DIR)/dm_suite: tests/gpu/progs/dm_suite.cu $(DEVICE_LIB) $(HOST_LIB) | $(GPU_PROG_DIR)/.dir
+$(GPU_PROG_DIR)/dm_suite: tests/gpu/progs/dm_suite.cu tests/gpu/progs/pass_fail.h $(DEVICE_LIB) $(HOST_LIB) | $(GPU_PROG_DIR)/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DM_RELINK_LIBS) -o $@
 $(GPU_PROG_DIR)/dm_unbound: tests/gpu/progs/dm_unbound.cu $(DEVICE_LIB) | $(GPU_PROG_DIR)/.dir
 	$(NVCC) -O2 $(NVCC_GENCODE) -rdc=true $< $(DEVICE_LIB) -o $@
@@ -22,8 +22,8 @@ GPU_BINS += $(GPU_PROG_DIR)/check_overflow
 # GPU suite (tests/gpu/cases/14_device_grow.sh): the same program relinked
 # (heap from devmalloc_cuda_init_growing) and plain (PTX embedded: re-linked
 # under the shim at load time).
-$(BUILD)/gpu/dm_grow: tests/gpu/progs/dm_grow.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
+$(BUILD)/gpu/dm_grow: tests/gpu/progs/dm_grow.cu tests/gpu/progs/pass_fail.h $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DEVICE_LIB) $(HOST_LIB) -lcuda -lpthread -o $@
-$(BUILD)/gpu/dm_grow_plain: tests/gpu/progs/dm_grow.cu | $(BUILD)/gpu/.dir
+$(BUILD)/gpu/dm_grow_plain: tests/gpu/progs/dm_grow.cu tests/gpu/progs/pass_fail.h | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
 GPU_BINS += $(BUILD)/gpu/dm_grow $(BUILD)/gpu/dm_grow_plain

@@ -28,16 +28,7 @@
 #else
 #include <cuda_runtime.h>
 #endif
-
-static int failures = 0;
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      printf("FAIL cuda: %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
+#include "pass_fail.h"
 
 static void report(bool ok, const char *name, const char *detail) {
   printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, detail[0] ? ": " : "", detail);

@@ -11,20 +11,11 @@
 #include <cstdint>
 #include <vector>
 #include "devmalloc_cuda.h"
+#include "pass_fail.h"
 
 static bool quick = false;
-static int failures = 0;
 static devmalloc_heap_t *heap;
 static size_t heap_bytes;
-
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      printf("FAIL cuda: %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
 
 #include <chrono>
 static std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
