@@ -24,7 +24,9 @@
 #define DM_SLAB_DATA_OFF   1024u /* first slot's offset in a chunk; bitmap lives below */
 #define DM_DISPATCH_ALIGN  (1u << DM_LEAF_SHIFT) /* free(): p % 16 KiB == 0 -> buddy, else slab */
 #define DM_SLAB_MAX        8192u /* largest request served by the slab */
-#define DM_NUM_CLASSES     18u
+#define DM_NUM_CLASSES     31u   /* slab classes (sizeclass.c); a chunk's tag keeps the class in 5 bits */
+#define DM_CLASS_GAP       28u   /* quarter step left out: 5 KiB (would use < 90% of a chunk) */
+#define DM_ARENA_CHUNKS    72u   /* at most one arena per this many chunks of the heap (layout.c) */
 #define DM_CHUNK_WORDS     128u  /* bitmap words per chunk (>= max slots / 64) */
 #define DM_MAX_ORDERS      40u   /* buddy orders supported (16 KiB << 39) */
 #define DM_MAX_ARENAS      2048u
@@ -112,9 +114,19 @@ typedef struct dm_bin {
 typedef struct dm_class {
   uint32_t size;   /* slot bytes */
   uint32_t nslots; /* slots laid out in a chunk */
-  uint32_t cap;    /* usable slots (nslots minus those at 4 KiB-aligned offsets) */
+  uint32_t cap;    /* usable slots (nslots minus those at 16 KiB-aligned addresses) */
   uint32_t pad;
 } dm_class_t;
+
+/* Slot bytes of class c: 16, 32, 48, 64, then four steps per power of two,
+ * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 7168, 8192),
+ * without DM_CLASS_GAP (sizeclass.c says why these sizes). */
+static DM_INLINE uint32_t dm_class_size(uint32_t c) {
+  if (c < 4u) return 16u * (c + 1u);
+  if (c >= DM_CLASS_GAP) c++;
+  uint32_t k = 6u + (c - 4u) / 4u, j = (c - 4u) % 4u + 1u;
+  return (1u << k) + (j << (k - 2u));
+}
 
 /* ---------------------------------------------------------------- stats --- */
 typedef struct dm_arena_stats {

@@ -18,16 +18,13 @@
 
 #define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
 
+/* devmalloc_stats_t reports every class, one entry each. */
+_Static_assert(DEVMALLOC_NUM_CLASSES == DM_NUM_CLASSES, "public class count differs from the core's");
+
 /* Slot geometry of every class (see sizeclass.c for the class sizes). */
 void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-    uint32_t size;
-    if (c == 0) size = 16;
-    else if (c == 1) size = 32;
-    else {
-      uint32_t k = 6 + (c - 2) / 2; /* c=2 -> 48 (3/4 of 64), c=3 -> 64 */
-      size = ((c - 2) % 2 == 0) ? (3u << (k - 2)) : (1u << k);
-    }
+    uint32_t size = dm_class_size(c);
     uint32_t nslots = (uint32_t)((DM_CHUNK_BYTES - DM_SLAB_DATA_OFF) / size);
     uint32_t skips = 0;
     for (uint32_t i = 0; i < nslots; i++)
@@ -40,13 +37,17 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
 }
 
 /* Arenas for a heap on a GPU with `sms` SMs: DM_ARENAS_PER_SM per SM, but no
- * more than leave each (arena, class) bin four chunks of the heap. Every bin
- * holds chunks of its own; in a small heap thousands of bins would each hold
- * a partly used chunk, and a class runs dry while the others' chunks have
- * room (mixed sizes filled a 256 MiB heap to 38% with 528 arenas). */
+ * more than one per DM_ARENA_CHUNKS chunks of the heap. Every (arena, class)
+ * bin holds chunks of its own; in a small heap thousands of bins would each
+ * hold a partly used chunk, and a class runs dry while the others' chunks
+ * have room (mixed sizes filled a 256 MiB heap to 38% with 528 arenas). The
+ * divisor, 72, was four chunks for each of the 18 classes there were when
+ * arena counts were measured (more arenas ran faster, fewer stranded less);
+ * it is a constant so that the finer classes leave every heap the arenas it
+ * had rather than fewer. */
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms) {
   uint64_t most = (uint64_t)(sms ? sms : 1) * DM_ARENAS_PER_SM;
-  uint64_t fit = (heap_bytes >> DM_CHUNK_SHIFT) / (DM_NUM_CLASSES * 4u);
+  uint64_t fit = (heap_bytes >> DM_CHUNK_SHIFT) / DM_ARENA_CHUNKS;
   uint64_t n = fit < most ? fit : most;
   if (n > DM_MAX_ARENAS) n = DM_MAX_ARENAS;
   return n ? (uint32_t)n : 1u;

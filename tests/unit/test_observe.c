@@ -108,7 +108,7 @@ static void t_records_parse(void **st) {
   s->double_frees = 1008; s->foreign_frees = 1009; s->bytes_in_use = 1010;
   s->footprint_bytes = 1011; s->peak_bytes = 1012; s->large_allocs = 1013;
   for (int c = 0; c < DEVMALLOC_NUM_CLASSES; c++) {
-    s->class_size[c] = 16u << c;
+    s->class_size[c] = 16ull << c;
     s->class_allocs[c] = 100u + (unsigned)c;
   }
   char j[DM_REC_MAX], h[DM_REC_MAX], row[DM_REC_MAX], path[300], text[3 * DM_REC_MAX];
@@ -130,7 +130,8 @@ static void t_records_parse(void **st) {
       "allocs=1005", "frees=1006", "failures=1007", "double_frees=1008",
       "foreign_frees=1009", "bytes_in_use=1010", "footprint_bytes=1011",
       "peak_bytes=1012", "large_allocs=1013", "relinked_modules=9",
-      "class0_size=16", "class0_allocs=100", "class17_size=2097152", "class17_allocs=117"};
+      "class0_size=16", "class0_allocs=100", "class17_size=2097152", "class17_allocs=117",
+      "class30_size=17179869184", "class30_allocs=130"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) has(cj, want[i]);
   free(cj);
   free(cc);

@@ -1,6 +1,7 @@
 /* test_slab.c — size classes, chunk geometry, bin bookkeeping, stealing
  * between arenas, and free dispatch by alignment. */
 #include "test_common.h"
+#include "chunk.h"
 
 #define MiB (1ull << 20)
 
@@ -14,17 +15,54 @@ static void test_class_mapping(void **st) {
     assert_int_equal(cl[c].size % 16, 0);
     if (c > 0) assert_true(cl[c - 1].size < s); /* the smallest class that fits */
     if (s > 32) assert_true(cl[c].size * 2 <= s * 3 + 32); /* at most 1.5x rounding */
+    if (s > 64 && s <= 4096) assert_true(cl[c].size * 4 < s * 5); /* under 25% */
+    if (s >= 16 && (s & (s - 1)) == 0) assert_int_equal(cl[c].size, s); /* a power of two: its own class */
   }
   assert_int_equal(dm_class_of(DM_SLAB_MAX + 1, 16), -1);
   assert_int_equal(cl[dm_class_of(24, 16)].size, 32);
-  assert_int_equal(cl[dm_class_of(100, 16)].size, 128);
+  assert_int_equal(cl[dm_class_of(65, 16)].size, 80);
+  assert_int_equal(cl[dm_class_of(100, 16)].size, 112);
+  assert_int_equal(cl[dm_class_of(200, 16)].size, 224);
   assert_int_equal(cl[dm_class_of(3000, 16)].size, 3072);
+  assert_int_equal(cl[dm_class_of(4097, 16)].size, 6144); /* no 5 KiB class */
   assert_int_equal(cl[dm_class_of(5000, 16)].size, 6144);
+  assert_int_equal(cl[dm_class_of(6145, 16)].size, 7168);
   /* Aligned requests take a power-of-two class >= the alignment. */
   assert_int_equal(cl[dm_class_of(40, 64)].size, 64);
+  assert_int_equal(cl[dm_class_of(80, 32)].size, 128);
   assert_int_equal(cl[dm_class_of(100, 256)].size, 256);
   assert_int_equal(cl[dm_class_of(3000, 1024)].size, 4096);
   assert_int_equal(dm_class_of(16, 2048), -1); /* beyond a slot's alignment */
+  for (uint64_t a = 32; a <= 1024; a *= 2)
+    for (uint64_t s = 1; s <= DM_SLAB_MAX; s++) {
+      int c = dm_class_of(s, a);
+      uint64_t want = s < a ? a : s, p = 1;
+      while (p < want) p *= 2;
+      assert_int_equal(cl[c].size, p); /* the smallest power of two >= max(size, align) */
+    }
+}
+
+/* The class table: increasing multiples of 16 up to the largest slab request,
+ * each class's number fits the 5 bits of a chunk's tag, and a tag never is 0
+ * and gives back its arena and class. */
+static void test_class_table_and_tags(void **st) {
+  dm_class_t cl[DM_NUM_CLASSES];
+  dm_classes_compute(cl);
+  assert_true(DM_NUM_CLASSES <= 32);
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+    assert_int_equal(cl[c].size % 16, 0);
+    if (c > 0) assert_true(cl[c].size > cl[c - 1].size);
+    assert_int_equal(dm_class_of(cl[c].size, 16), (int)c);
+  }
+  assert_int_equal(cl[DM_NUM_CLASSES - 1].size, DM_SLAB_MAX);
+  uint32_t arenas[] = {0, 1, 7, DM_MAX_ARENAS - 1};
+  for (size_t i = 0; i < sizeof arenas / sizeof arenas[0]; i++)
+    for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+      uint32_t tag = make_tag(arenas[i], c);
+      assert_int_not_equal(tag, 0);
+      assert_int_equal(tag_class(tag), c);
+      assert_int_equal(tag_arena(tag), arenas[i]);
+    }
 }
 
 static void test_chunk_geometry(void **st) {
@@ -172,12 +210,13 @@ static void test_grow_runs(void **st) {
   fixture_heap_fini(&f);
 }
 
-/* Arenas: DM_ARENAS_PER_SM per SM, fewer when the heap cannot give every
- * (arena, class) bin four chunks. */
+/* Arenas: DM_ARENAS_PER_SM per SM, fewer in a heap of less than 72 chunks
+ * per arena; the counts do not follow the number of classes. */
 static void test_arena_count_follows_heap_size(void **st) {
   assert_int_equal(dm_arenas_for(8ull << 30, 132), 132 * DM_ARENAS_PER_SM);
-  assert_int_equal(dm_arenas_for(4ull << 30, 132), (4ull << 30 >> DM_CHUNK_SHIFT) / (DM_NUM_CLASSES * 4));
-  assert_int_equal(dm_arenas_for(256ull << 20, 132), 2048 / (DM_NUM_CLASSES * 4));
+  assert_int_equal(dm_arenas_for(4ull << 30, 132), 455);   /* 32768 chunks / 72 */
+  assert_int_equal(dm_arenas_for(256ull << 20, 132), 28);  /* 2048 chunks / 72 */
+  assert_int_equal(dm_arenas_for(64ull << 20, 132), 7);
   assert_int_equal(dm_arenas_for(1ull << 20, 132), 1);
   assert_int_equal(dm_arenas_for(1ull << 40, 1000), DM_MAX_ARENAS);
 }
@@ -264,6 +303,7 @@ int main(void) {
       cmocka_unit_test(test_grow_runs),
       cmocka_unit_test(test_arena_count_follows_heap_size),
       cmocka_unit_test(test_class_mapping),
+      cmocka_unit_test(test_class_table_and_tags),
       cmocka_unit_test(test_chunk_geometry),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
       cmocka_unit_test(test_min_block),
