@@ -95,7 +95,8 @@ typedef struct devmalloc_grow_config {
   size_t step;        /* unit of mapping and trimming, a multiple of 2 MiB (0: 64 MiB) */
   size_t watermark;   /* map ahead when less than this is free in the heap (0: step) */
   unsigned wait_ms;   /* longest wait of a device request for memory (0: 200 ms) */
-  unsigned poll_us;   /* the service thread's polling period (0: 50 us) */
+  unsigned poll_us;   /* the service thread's polling period while it has work (0: 50 us);
+                       * idle, it backs off to 1 ms (or poll_us if longer) */
   size_t fallback;    /* size of the fixed heap made where the device has no virtual
                        * memory management (0: initial) */
 } devmalloc_grow_config_t;

@@ -10,6 +10,16 @@
  * when a larger target comes or after a pause (10 ms), and a trim that
  * unmaps clears the refusal. Trim: see dm_grower_trim_start.
  *
+ * Polling backs off when idle: after a pass that found nothing to do (the
+ * target at or below mapped, or held back by a standing refusal; no trim
+ * pending) the thread sleeps twice as long as before, up to
+ * DM_GROW_IDLE_POLL_NS (1 ms; never less than poll_ns); a pass that maps,
+ * or finds a trim pending, sets the sleep back to poll_ns. The thread of an
+ * idle heap so wakes about once a millisecond instead of every poll_ns
+ * (50 us by default), and the first request after an idle period may wait
+ * up to that cap longer for the host. The wake-ups are counted
+ * (dm_grower_stats_t.wakeups).
+ *
  * Process exit: an atexit handler stops every service thread's mapping
  * (alive cleared, requests end in NULL) before the driver is torn down.
  * After fork the child has no service thread: its heaps are not usable (as
@@ -17,7 +27,9 @@
  * grower (no join, no driver call).
  *
  * Locking: g->lock around mapping, trimming and stopping; the thread never
- * takes another lock and never waits for the device.
+ * takes another lock and never waits for the device. The backoff's state
+ * (the current sleep) is the thread's own; the wake-up count is an atomic
+ * that only the thread writes.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -41,6 +53,7 @@ struct dm_grower {
   int stop;                   /* atomic */
   uint64_t mapped;            /* written under lock (atomic: the thread polls it) */
   uint64_t peak, events, trims, trimmed, refusals;
+  uint64_t wakeups;           /* atomic: written by the thread only */
   uint64_t refused_target, refused_at;
 };
 
@@ -78,9 +91,11 @@ static int map_up_to(dm_grower_t *g, uint64_t want) {
   return 0;
 }
 
-static void serve(dm_grower_t *g, uint64_t t) {
+/* Map up to target t. 1: it tried to map (work done), 0: held back by a
+ * standing refusal. Caller holds g->lock. */
+static int serve(dm_grower_t *g, uint64_t t) {
   uint64_t now = now_ns();
-  if (g->refused_target && t <= g->refused_target && now - g->refused_at < 10000000ull) return;
+  if (g->refused_target && t <= g->refused_target && now - g->refused_at < 10000000ull) return 0;
   uint64_t before = g->mapped;
   int e = map_up_to(g, t);
   if (g->mapped > before) g->events++;
@@ -94,27 +109,34 @@ static void serve(dm_grower_t *g, uint64_t t) {
     __atomic_store_n(&g->x->refused, 0, __ATOMIC_SEQ_CST);
   }
   __atomic_store_n(&g->x->events, g->events, __ATOMIC_SEQ_CST);
+  return 1;
 }
 
-static void poll_trim(dm_grower_t *g);
+static int poll_trim(dm_grower_t *g);
 
 static void *service(void *arg) {
   dm_grower_t *g = arg;
   if (g->ops.thread_init) g->ops.thread_init(g->ctx);
-  struct timespec ts = {0, (long)g->cfg.poll_ns};
+  uint64_t poll = g->cfg.poll_ns, idle_cap = poll > DM_GROW_IDLE_POLL_NS ? poll : DM_GROW_IDLE_POLL_NS;
+  uint64_t sleep_ns = poll;
   while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
+    __atomic_add_fetch(&g->wakeups, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&g_exiting, __ATOMIC_SEQ_CST)) {
       __atomic_store_n(&g->x->alive, 0, __ATOMIC_SEQ_CST);
       break;
     }
-    poll_trim(g);
+    int busy = poll_trim(g);
     uint64_t t = __atomic_load_n(&g->x->target, __ATOMIC_SEQ_CST);
     uint64_t m = mapped_now(g);
     if (t > m && m < g->cfg.pool_bytes) {
       pthread_mutex_lock(&g->lock);
-      if (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) serve(g, t);
+      if (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST) && serve(g, t)) busy = 1;
       pthread_mutex_unlock(&g->lock);
     }
+    /* idle: back off (double, up to the cap); work: poll at poll_ns again */
+    if (busy) sleep_ns = poll;
+    else sleep_ns = sleep_ns > idle_cap / 2 ? idle_cap : sleep_ns * 2;
+    struct timespec ts = {0, (long)sleep_ns};
     nanosleep(&ts, NULL);
   }
   return NULL;
@@ -189,15 +211,17 @@ static void finish_trim(dm_grower_t *g, uint64_t r) {
   __atomic_store_n(&g->x->ceiling, 0, __ATOMIC_SEQ_CST);
 }
 
-static void poll_trim(dm_grower_t *g) {
-  if (!__atomic_load_n(&g->trim_pending, __ATOMIC_SEQ_CST)) return;
+/* Finish a trim whose claim is done. 1: a trim is (or was) pending, 0: none. */
+static int poll_trim(dm_grower_t *g) {
+  if (!__atomic_load_n(&g->trim_pending, __ATOMIC_SEQ_CST)) return 0;
   uint64_t r = __atomic_load_n(&g->x->trim_result, __ATOMIC_SEQ_CST);
-  if (r == UINT64_MAX) return; /* the claim (a kernel) has not finished */
+  if (r == UINT64_MAX) return 1; /* the claim (a kernel) has not finished */
   pthread_mutex_lock(&g->lock);
   finish_trim(g, r);
   pthread_mutex_unlock(&g->lock);
   __atomic_store_n(&g->trim_pending, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&g->trim_busy, 0, __ATOMIC_SEQ_CST);
+  return 1;
 }
 
 int dm_grower_trim_start(dm_grower_t *g, uint64_t keep,
@@ -268,5 +292,6 @@ void dm_grower_stats(dm_grower_t *g, dm_grower_stats_t *out) {
   out->trims = g->trims;
   out->trimmed = g->trimmed;
   out->refusals = g->refusals;
+  out->wakeups = __atomic_load_n(&g->wakeups, __ATOMIC_SEQ_CST);
   pthread_mutex_unlock(&g->lock);
 }

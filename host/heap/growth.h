@@ -9,7 +9,8 @@
  * Locking: one mutex per grower, taken by the service thread around a map
  * and by trim/stop; never held while waiting for the device or for any lock
  * of the application. The service thread calls only the ops and
- * clock/nanosleep.
+ * clock/nanosleep; it polls every poll_ns while there is work and backs off
+ * to DM_GROW_IDLE_POLL_NS when idle.
  */
 #ifndef DM_HOST_GROWTH_H
 #define DM_HOST_GROWTH_H
@@ -30,8 +31,13 @@ typedef struct dm_grow_cfg {
   uint64_t pool_bytes;  /* the reserved pool (a multiple of the step is not required) */
   uint64_t initial;     /* mapped at start (rounded up to the step) */
   uint64_t step;        /* unit of mapping and unmapping (multiple of DM_GROW_BYTES) */
-  uint64_t poll_ns;     /* service thread's polling period */
+  uint64_t poll_ns;     /* service thread's polling period (while there is work) */
 } dm_grow_cfg_t;
+
+/* The idle service thread doubles its sleep after each pass with nothing to
+ * do, up to this (or poll_ns if that is longer); work sets it back to
+ * poll_ns (grower.c). */
+#define DM_GROW_IDLE_POLL_NS 1000000ull
 
 typedef struct dm_grower dm_grower_t;
 
@@ -69,6 +75,7 @@ typedef struct dm_grower_stats {
   uint64_t trims;       /* times a trim unmapped something */
   uint64_t trimmed;     /* bytes trims unmapped */
   uint64_t refusals;    /* targets the host could not reach (device full / maximum) */
+  uint64_t wakeups;     /* passes of the service thread (it backs off when idle) */
 } dm_grower_stats_t;
 void dm_grower_stats(dm_grower_t *g, dm_grower_stats_t *out);
 

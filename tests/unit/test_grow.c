@@ -14,7 +14,8 @@
  * large block beyond the mapped top; the maximum reached (NULL, bounded);
  * the device "full" (map refused: NULL at once); no service thread (the
  * wait ends at its bound); trim after frees (mapped bytes drop, the heap
- * grows again afterwards); trims racing allocating threads.
+ * grows again afterwards); trims racing allocating threads; the service
+ * thread's polling backs off when idle and is fast again after work.
  */
 #include "test_common.h"
 #include <pthread.h>
@@ -419,12 +420,90 @@ static void test_trim_race(void **st) {
   gheap_fini(&f);
 }
 
+/* The service thread alone, over ops that only count: no heap. */
+static uint64_t count_maps;
+static int count_map(void *ctx, uint64_t off, uint64_t n) {
+  (void)ctx; (void)off; (void)n;
+  __atomic_add_fetch(&count_maps, 1, __ATOMIC_SEQ_CST);
+  return 0;
+}
+static void count_unmap(void *ctx, uint64_t off, uint64_t n) { (void)ctx; (void)off; (void)n; }
+static const dm_grow_ops_t count_ops = {count_map, count_unmap, NULL};
+
+static void sleep_ms(double ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)((ms - 1000.0 * (time_t)(ms / 1000)) * 1e6)};
+  nanosleep(&ts, NULL);
+}
+
+/* Raise the target one step and wait (bounded) until it is mapped; the
+ * seconds it took, or -1 past `bound` seconds. */
+static double raise_and_wait(dm_grow_host_t *x, uint64_t step, double bound) {
+  uint64_t want = __atomic_load_n(&x->mapped, __ATOMIC_SEQ_CST) + step;
+  double t0 = secs();
+  __atomic_store_n(&x->target, want, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&x->mapped, __ATOMIC_SEQ_CST) < want) {
+    if (secs() - t0 > bound) return -1;
+    struct timespec ts = {0, 5000};
+    nanosleep(&ts, NULL);
+  }
+  return secs() - t0;
+}
+
+/* Polling every 50 us, an idle service thread backs off (to 1 ms): over
+ * 100 ms it wakes ~100 times, not ~800-2000 (2000 less the sleeps'
+ * overshoot). A raised target is still mapped
+ * soon, and after that work the thread polls at 50 us again: a chain of
+ * raises, each made when the previous one is mapped, is served at poll
+ * speed, not at one per idle cap. */
+static void test_idle_backoff(void **st) {
+  dm_grow_host_t x;
+  memset(&x, 0, sizeof x);
+  uint64_t step = DM_GROW_BYTES;
+  dm_grow_cfg_t c = {1024 * step, step, step, 50000};
+  int err;
+  dm_grower_t *g = dm_grower_start(&x, &c, &count_ops, NULL, &err);
+  assert_non_null(g);
+  assert_int_equal(err, 0);
+  dm_grower_stats_t s0, s1;
+  dm_grower_stats(g, &s0);
+  double t0 = secs();
+  sleep_ms(100);
+  dm_grower_stats(g, &s1);
+  double idle = secs() - t0;
+  uint64_t woke = s1.wakeups - s0.wakeups;
+  printf("  idle %.0f ms: %llu wake-ups (polling every 50 us: up to %.0f)\n", idle * 1e3,
+         (unsigned long long)woke, idle / 50e-6);
+  assert_true(woke >= 20); /* it does wake (and counts) */
+  assert_true(woke < 400);
+  assert_int_equal(s1.events, 0);
+  /* the first request after the idle period: mapped within the cap, well within 100 ms */
+  double first = raise_and_wait(&x, step, 0.1);
+  if (first < 0) fail_msg("a target raised after an idle period was not mapped within 100 ms");
+  /* fast again: 50 raises in a chain; at one per idle cap (1 ms) that takes >= 50 ms,
+   * at poll speed a few ms */
+  double t1 = secs(), worst = 0;
+  for (int i = 0; i < 50; i++) {
+    double d = raise_and_wait(&x, step, 0.1);
+    if (d < 0) fail_msg("raise %d was not mapped within 100 ms", i);
+    if (d > worst) worst = d;
+  }
+  double chain = secs() - t1;
+  printf("  first raise after idle served in %.2f ms; 50 more in %.2f ms (worst %.2f ms)\n",
+         first * 1e3, chain * 1e3, worst * 1e3);
+  assert_true(chain < 0.03);
+  dm_grower_stats(g, &s1);
+  assert_int_equal(s1.events, 51);
+  assert_int_equal(s1.mapped, 52 * step);
+  dm_grower_stop(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format),         cmocka_unit_test(test_lazy_release),
       cmocka_unit_test(test_grow_under_load), cmocka_unit_test(test_large_block),
       cmocka_unit_test(test_maximum),        cmocka_unit_test(test_at_maximum_serves_what_fits),        cmocka_unit_test(test_device_full),
       cmocka_unit_test(test_wait_bound),     cmocka_unit_test(test_trim_race),
+      cmocka_unit_test(test_idle_backoff),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
