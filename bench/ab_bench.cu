@@ -48,6 +48,8 @@ struct opts_t {
   std::vector<size_t> size_threads; /* per --sizes entry: SIZE:THREADS, 0 = not given */
   bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
   bool grow = false;      /* devmalloc variant: a heap that grows (64 MiB at first, --heap at most) */
+  size_t grow_initial = 0; /* --grow: mapped at first (0: the runtime's default, 64 MiB) */
+  size_t grow_step = 0;    /* --grow: mapping unit (0: the runtime's default) */
 };
 static opts_t O;
 
@@ -441,9 +443,9 @@ static void usage() {
   fprintf(stderr,
           "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
           "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
-          "                [--variant-name NAME] [--grow]\n"
-          "--grow: (devmalloc) a heap that grows from 64 MiB up to --heap instead of a fixed\n"
-          "        one (the variant is then named devmalloc-grow)\n"
+          "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]]\n"
+          "--grow: (devmalloc) a heap that grows from 64 MiB (--grow-initial) up to --heap\n"
+          "        instead of a fixed one (the variant is then named devmalloc-grow)\n"
           "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
           "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
           "--sizes 1K:32K: 1 KiB with 32768 threads as given (default: --threads, at\n"
@@ -476,6 +478,8 @@ int main(int argc, char **argv) {
     else if (a == "--shim-heap") O.shim_heap = true;
     else if (a == "--variant-name") variant = next();
     else if (a == "--grow") O.grow = true;
+    else if (a == "--grow-initial") O.grow_initial = parse_bytes(next());
+    else if (a == "--grow-step") O.grow_step = parse_bytes(next());
     else if (a == "--sizes") {
       std::string l = next();
       for (size_t p = 0; p < l.size();) {
@@ -517,6 +521,8 @@ int main(int argc, char **argv) {
     else if (O.grow) {
       devmalloc_grow_config_t g = {};
       g.max = O.heap;
+      g.initial = O.grow_initial;
+      g.step = O.grow_step;
       CK(devmalloc_cuda_init_growing(&g));
     } else CK(devmalloc_cuda_init(O.heap));
 #else

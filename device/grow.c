@@ -15,8 +15,12 @@
  *   a release in progress (its granules are on their way). 1: try the tree again;
  *   0: no memory will come (NULL for the request).
  * dm_grow_ahead (after every tree allocation): when the tree holds less than
- *   the watermark free, ask the host for more, without waiting. Either asks
- *   for max(step, a quarter of the released size) more (geometric growth).
+ *   max(watermark, a quarter of the released size) free, ask the host for
+ *   more, without waiting: max(step, a quarter of the released size) more
+ *   (geometric growth). A tree kept a quarter free rarely fails a request:
+ *   with the watermark alone (one step), a 1 GiB workload of 1 KiB blocks
+ *   went through reclaim passes and waits on every pass (H200: 0.27x of
+ *   the same heap mapped at once).
  * dm_grow_trim: return the empty chunks bins keep to the tree (a reclaim
  *   pass), then, under the growth lock, take free memory at the top of the
  *   released range back from the tree, a unit at a time (all granules of a
@@ -197,7 +201,8 @@ DM_FN void dm_grow_ahead(dm_heap_t *h) {
   dm_grow_t *g = h->grow;
   if (!g) return;
   uint64_t r = dm_load64(&g->released), used = dm_load64(&h->hstats->footprint);
-  if (r >= h->buddy.pool_bytes || used + h->grow_watermark < r) return;
+  uint64_t mark = r / 4 > h->grow_watermark ? r / 4 : h->grow_watermark;
+  if (r >= h->buddy.pool_bytes || used + mark < r) return;
   uint64_t by = grow_by(h, r);
   uint64_t want = r + (by > h->grow_watermark ? by : h->grow_watermark);
   if (dm_load64(&g->asked) < want) ask_host(h, want);

@@ -293,6 +293,29 @@ static void test_large_block(void **st) {
   gheap_fini(&f);
 }
 
+/* Growth ahead of need starts once less than a quarter of the released
+ * memory is free, even with more than the watermark (2 MiB here) free. */
+static void test_ahead_at_a_quarter(void **st) {
+  gheap_t f;
+  gheap_init(&f, 256ull << 20, 2000);
+  gheap_start(&f, 64u << 20, 4u << 20);
+  char *a = dm_malloc(f.h, 32u << 20, 16);
+  assert_non_null(a);
+  uint64_t r = __atomic_load_n(&f.h->grow->released, __ATOMIC_SEQ_CST);
+  assert_int_equal(r, 64u << 20);
+  assert_true(__atomic_load_n(&f.x.target, __ATOMIC_SEQ_CST) <= r); /* half free: no ask */
+  char *b = dm_malloc(f.h, 16u << 20, 16), *c = dm_malloc(f.h, 2u << 20, 16);
+  assert_non_null(b);
+  assert_non_null(c);
+  assert_int_equal(__atomic_load_n(&f.h->grow->released, __ATOMIC_SEQ_CST), r); /* 14 MiB free */
+  assert_true(__atomic_load_n(&f.x.target, __ATOMIC_SEQ_CST) > r);
+  assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, b), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, c), DM_FREE_OK);
+  assert_consistent(f.h);
+  gheap_fini(&f);
+}
+
 /* The maximum: threads fill the pool; every thread ends with NULL. */
 static void test_maximum(void **st) {
   gheap_t f;
@@ -501,7 +524,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format),         cmocka_unit_test(test_lazy_release),
       cmocka_unit_test(test_grow_under_load), cmocka_unit_test(test_large_block),
-      cmocka_unit_test(test_maximum),        cmocka_unit_test(test_at_maximum_serves_what_fits),        cmocka_unit_test(test_device_full),
+      cmocka_unit_test(test_ahead_at_a_quarter),
+      cmocka_unit_test(test_maximum),        cmocka_unit_test(test_at_maximum_serves_what_fits),
+      cmocka_unit_test(test_device_full),
       cmocka_unit_test(test_wait_bound),     cmocka_unit_test(test_trim_race),
       cmocka_unit_test(test_idle_backoff),
   };
