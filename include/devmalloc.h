@@ -93,7 +93,8 @@ typedef struct devmalloc_grow_config {
   size_t initial;     /* mapped at creation (0: 64 MiB) */
   size_t max;         /* most pool bytes (0: the device's total memory) */
   size_t step;        /* unit of mapping and trimming, a multiple of 2 MiB (0: 64 MiB) */
-  size_t watermark;   /* map ahead when less than this is free in the heap (0: step) */
+  size_t watermark;   /* map ahead when less than this, or a quarter of what is
+                       * released to the heap if more, is free (0: step) */
   unsigned wait_ms;   /* longest wait of a device request for memory (0: 200 ms) */
   unsigned poll_us;   /* the service thread's polling period while it has work (0: 50 us);
                        * idle, it backs off to 1 ms (or poll_us if longer) */
