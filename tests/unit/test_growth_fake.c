@@ -12,7 +12,7 @@
  * Cases: growth under load with stats (mapped bytes, events, peak, waits),
  * verify and trim (mapped bytes drop, the heap grows again); the device
  * full (cuMemCreate refused: NULL, bounded); no VMM (a fixed heap and a
- * notice); every driver call of a creation failing in turn (clean failure:
+ * notice), and under compute-sanitizer (the same); every driver call of a creation failing in turn (clean failure:
  * nothing mapped, reserved or allocated is left).
  */
 #include <setjmp.h>
@@ -468,6 +468,32 @@ static void t_no_vmm(void **st) {
   assert_int_equal(devallocs, 0);
 }
 
+/* Under compute-sanitizer (its tool named by CUDA_INJECTION64_PATH) a fixed
+ * heap and a notice that says why; another injected tool changes nothing. */
+static void t_under_sanitizer(void **st) {
+  devmalloc_grow_config_t c = {8u << 20, 512u << 20, 0, 0, 0, 0, 32u << 20};
+  const char *tools[] = {"/opt/cuda/compute-sanitizer/libsanitizer-collection.so",
+                         "/opt/nsight-compute/target/linux-desktop-glibc_2_11_3-x64/libcuda-injection.so"};
+  for (int i = 0; i < 2; i++) {
+    reset();
+    setenv("CUDA_INJECTION64_PATH", tools[i], 1);
+    devmalloc_heap_t *hp = NULL;
+    const char *notice = NULL;
+    assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp, &notice), DEVMALLOC_OK);
+    unsetenv("CUDA_INJECTION64_PATH");
+    if (i == 0) {
+      assert_non_null(notice);
+      assert_non_null(strstr(notice, "compute-sanitizer"));
+      assert_false(devmalloc_heap_grows(hp));
+      assert_int_equal(devmalloc_heap_bytes(hp), 32u << 20);
+    } else {
+      assert_null(notice);
+      assert_true(devmalloc_heap_grows(hp));
+    }
+    assert_int_equal(devmalloc_heap_destroy(hp), DEVMALLOC_OK);
+  }
+}
+
 static void t_each_driver_call_failing(void **st) {
   reset();
   devmalloc_grow_config_t c = {8u << 20, 128u << 20, 4u << 20, 0, 100, 50, 0};
@@ -497,6 +523,7 @@ int main(void) {
       cmocka_unit_test(t_partial_top),
       cmocka_unit_test(t_device_full),
       cmocka_unit_test(t_no_vmm),
+      cmocka_unit_test(t_under_sanitizer),
       cmocka_unit_test(t_each_driver_call_failing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
