@@ -158,12 +158,17 @@ static const char *k_sanitizer =
     "running under compute-sanitizer, which does not see memory mapped while a kernel runs: "
     "a fixed heap was made instead (docs/design.md, \"A heap that grows\")";
 
-/* compute-sanitizer loads its tool through CUDA's injection variable; its
- * memcheck reported every access to memory a heap mapped during a kernel as
- * out of bounds (H200), so such a process gets a fixed heap. */
+/* compute-sanitizer names its tool library in the injection variables of
+ * the process it runs (NVTX_INJECTION64_PATH=libsanitizer-collection.so, seen
+ * on an H200 machine with CUDA 13.0); its memcheck reported accesses to
+ * memory a heap mapped during a kernel as out of bounds, so such a process
+ * gets a fixed heap. */
+static int names_sanitizer(const char *var) {
+  const char *v = secure_getenv(var);
+  return v && strcasestr(v, "sanitizer") != NULL;
+}
 static int under_sanitizer(void) {
-  const char *inj = secure_getenv("CUDA_INJECTION64_PATH");
-  return inj && strcasestr(inj, "sanitizer") != NULL;
+  return names_sanitizer("NVTX_INJECTION64_PATH") || names_sanitizer("CUDA_INJECTION64_PATH");
 }
 
 devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_grow_config_t *cfg_in,

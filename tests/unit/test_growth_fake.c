@@ -468,20 +468,23 @@ static void t_no_vmm(void **st) {
   assert_int_equal(devallocs, 0);
 }
 
-/* Under compute-sanitizer (its tool named by CUDA_INJECTION64_PATH) a fixed
- * heap and a notice that says why; another injected tool changes nothing. */
+/* Under compute-sanitizer (its tool named in NVTX_INJECTION64_PATH or
+ * CUDA_INJECTION64_PATH) a fixed heap and a notice that says why; another
+ * injected tool changes nothing. */
 static void t_under_sanitizer(void **st) {
   devmalloc_grow_config_t c = {8u << 20, 512u << 20, 0, 0, 0, 0, 32u << 20};
-  const char *tools[] = {"/opt/cuda/compute-sanitizer/libsanitizer-collection.so",
+  const char *vars[] = {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "CUDA_INJECTION64_PATH"};
+  const char *tools[] = {"libsanitizer-collection.so",
+                         "/opt/cuda/compute-sanitizer/libsanitizer-collection.so",
                          "/opt/nsight-compute/target/linux-desktop-glibc_2_11_3-x64/libcuda-injection.so"};
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     reset();
-    setenv("CUDA_INJECTION64_PATH", tools[i], 1);
+    setenv(vars[i], tools[i], 1);
     devmalloc_heap_t *hp = NULL;
     const char *notice = NULL;
     assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp, &notice), DEVMALLOC_OK);
-    unsetenv("CUDA_INJECTION64_PATH");
-    if (i == 0) {
+    unsetenv(vars[i]);
+    if (i < 2) {
       assert_non_null(notice);
       assert_non_null(strstr(notice, "compute-sanitizer"));
       assert_false(devmalloc_heap_grows(hp));
