@@ -210,34 +210,6 @@ static void test_grow_runs(void **st) {
   fixture_heap_fini(&f);
 }
 
-/* Runs shrink as the pool fills instead of stopping at half: with 3/8 of
- * the pool free (below half, above a quarter) a bin's runs go 1, 2, 4, 4. */
-static void test_runs_shrink_as_pool_fills(void **st) {
-  fixture_heap_t f;
-  fixture_heap_init(&f, 16 * MiB, 1);
-  dm_heap_t *h = f.h;
-  void *big = dm_malloc(h, 8 * MiB, 16), *mid = dm_malloc(h, 2 * MiB, 16);
-  assert_non_null(big);
-  assert_non_null(mid);
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
-  uint32_t want[] = {1, 2, 4, 4}, total = 0;
-  static void *p[11 * 32];
-  uint32_t n = 0;
-  for (uint32_t g = 0; g < 4; g++) {
-    total += want[g];
-    while (n < total * cap) assert_non_null(p[n++] = dm_malloc(h, 4096, 16));
-    assert_int_equal(h->hstats->footprint, 10 * MiB + (uint64_t)total * DM_CHUNK_BYTES);
-    assert_int_equal(h->bins[cls].grows, g + 1); /* one tree operation per run */
-    fixture_assert_consistent(&f);
-  }
-  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  assert_int_equal(dm_free(h, big), DM_FREE_OK);
-  assert_int_equal(dm_free(h, mid), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
-}
-
 /* Arenas: DM_ARENAS_PER_SM per SM, fewer in a heap of less than 72 chunks
  * per arena; the counts do not follow the number of classes. */
 static void test_arena_count_follows_heap_size(void **st) {
@@ -329,7 +301,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
       cmocka_unit_test(test_grow_runs),
-      cmocka_unit_test(test_runs_shrink_as_pool_fills),
       cmocka_unit_test(test_arena_count_follows_heap_size),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),
