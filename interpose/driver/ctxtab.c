@@ -11,7 +11,7 @@
  * Heap creation runs with the context current (the caller, bind.c, pushed
  * it) and with the thread's stream-capture mode relaxed (also the caller).
  *
- * May call: trace.c (records, its sampler setter, heap created), limit.c,
+ * May call: trace.c (records, heap created), limit.c,
  * driver.c, state.c, array.c, the parts' tables, observe/, options/. The
  * real entry points only through the function real.c gives it
  * (dm_ctx_set_real). Called by: bind.c, the hook handlers, fork.c, real.c.
@@ -144,7 +144,6 @@ static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, c
 
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
-  dm_trace_set_sampler(dm_ctx_sample);   /* before any heap exists to sample */
   dm_nvtx_init();   /* the range below is pushed under the lock */
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find_or_add(ctx);

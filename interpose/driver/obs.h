@@ -37,8 +37,9 @@ int  dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned inte
 /* Write one sample line for r (event: "create", "destroy", "exit", ...);
  * no-op when tracing is off. Safe under ctxtab's lock. */
 void dm_trace_record(const dm_stats_rec_t *r, const char *event);
-/* The trace reads counters through `sample` (ctxtab.c gives dm_ctx_sample
- * before it creates the first heap; until then nothing is sampled). */
+/* The trace reads counters through `sample` (real.c gives ctxtab.c's
+ * dm_ctx_sample at the driver's first use, before any heap exists; until
+ * then nothing is sampled). */
 void dm_trace_set_sampler(dm_ctx_sampler_fn sample);
 /* Trace the heap just created in ctx (called without shim locks). */
 void dm_obs_heap_created(CUcontext ctx);

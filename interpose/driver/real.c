@@ -13,18 +13,21 @@
  * First use: the first dm_driver_sym (the first hook whose real entry point
  * is not known yet, or the re-link's resolver) registers the fork handlers
  * (fork.c), gives the context table its way to the real entry points
- * (ctxtab.c), opens libcuda (driver.c) and connects the other parts to it
+ * (ctxtab.c) and the trace its way to the context table's counters
+ * (trace.c's sampler: ctxtab.c's dm_ctx_sample), opens libcuda (driver.c) and connects the other parts to it
  * (parts.c). This is the one place that wires the layers below together:
  * they receive what they need from above as arguments or through setters,
  * never by naming this file.
  *
- * May call: fork.c, ctxtab.c (its setter), parts.c, driver.c, real_dlsym.c.
+ * May call: fork.c, ctxtab.c (its setter, its sampler), trace.c (its setter),
+ * parts.c, driver.c, real_dlsym.c.
  * Called by: the hook handlers (hook_*.c), hooks.c, dlsym.c.
  *
  * Locking: real pointers are atomics written once (first writer wins); the
  * first use runs once (pthread_once), and the handle is written only there.
  */
 #include "shim.h"
+#include "obs.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -58,6 +61,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static void first_use(void) {
   dm_fork_register();
   dm_ctx_set_real(dm_real);
+  dm_trace_set_sampler(dm_ctx_sample); /* before any heap exists to sample */
   g_handle = dm_driver_open();
   if (g_handle) dm_parts_connect(g_handle, dm_driver_sym, dm_real);
 }

@@ -12,8 +12,9 @@
  * never waits for the application's kernels.
  *
  * May call: trace_timer.c, driver.c, state.c, array.c, observe/, options/.
- * Counters are read only through the sampler ctxtab.c gives it
- * (dm_trace_set_sampler), so ctxtab.c calls this file and never the reverse.
+ * Counters are read only through ctxtab.c's sampler, which real.c hands it at
+ * the driver's first use (dm_trace_set_sampler), so ctxtab.c calls this file
+ * and never the reverse.
  *
  * Locking: g_lock guards the per-context table, the file descriptor and the
  * order of lines; it is released before reading counters (ctxtab.c takes
@@ -49,8 +50,9 @@ static int g_fd = -1, g_failed;
 static uint64_t g_t0;
 static atomic_uint_fast64_t g_relinked;
 static atomic_int g_mode = -1;   /* -1 unknown, 0 off, 1 stats only, 2 trace */
-/* The context table's sampler (ctxtab.c's dm_ctx_sample), set before the
- * first heap exists: until then no context has counters to read. */
+/* The context table's sampler (ctxtab.c's dm_ctx_sample), set by real.c at
+ * the driver's first use, before any heap exists: until then no context has
+ * counters to read. */
 static _Atomic(dm_ctx_sampler_fn) g_sampler;
 
 void dm_trace_set_sampler(dm_ctx_sampler_fn sample) { atomic_store(&g_sampler, sample); }

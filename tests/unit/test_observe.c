@@ -399,6 +399,7 @@ int main(void) {
   setenv("DEVMALLOC_TRACE_INTERVAL", "0", 1);
   setenv("DEVMALLOC_NVTX", "1", 0);       /* check_observe_formats also runs it off */
   dm_driver_set_library("/nonexistent/libcuda.so.1");   /* keep the fakes */
+  dm_driver_init();   /* the driver's first use, as in a process: wires the trace's sampler */
   dm_drv.cuCtxGetCurrent = fd_get_current;
   dm_drv.cuCtxPushCurrent_v2 = fd_push;
   dm_drv.cuCtxPopCurrent_v2 = fd_pop;
