@@ -14,10 +14,10 @@
  * is not known yet, or the re-link's resolver) registers the fork handlers
  * (fork.c), gives the context table its way to the real entry points
  * (ctxtab.c) and the trace its way to the context table's counters
- * (trace.c's sampler: ctxtab.c's dm_ctx_sample), opens libcuda (driver.c) and connects the other parts to it
- * (parts.c). This is the one place that wires the layers below together:
- * they receive what they need from above as arguments or through setters,
- * never by naming this file.
+ * (trace.c's sampler: ctxtab.c's dm_ctx_sample), opens libcuda (driver.c)
+ * and connects the other parts to it (parts.c). This is the one place that
+ * wires the layers below together: they receive what they need from above
+ * as arguments or through setters, never by naming this file.
  *
  * May call: fork.c, ctxtab.c (its setter, its sampler), trace.c (its setter),
  * parts.c, driver.c, real_dlsym.c.
