@@ -5,7 +5,8 @@
  * chunks and its re-list stack (slab.c's header comment has the rules).
  *
  * Locking: bin_lock/bin_unlock; the list functions and bin_drain need the
- * bin lock held; bin_push is lock-free.
+ * bin lock held; chunk_unbin takes the lock of the chunk's bin (only that
+ * one); bin_push is lock-free.
  */
 #ifndef DM_CHUNK_H
 #define DM_CHUNK_H
@@ -96,6 +97,31 @@ static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
     if (!ld(&c->listed)) list_insert(h, b, p - 1);
     p = next;
   }
+}
+
+/* Take empty chunk idx out of the bin of `tag` (its `live` goes from exactly
+ * tag << 32 to 0): a whole chunk's units from the bin's semaphore
+ * (try-wait), then under the bin lock, with the re-list stack drained first
+ * (a flagged chunk is never taken: its flag is cleared there), the CAS, the
+ * unlisting and the hint. Returns 1 when the chunk is out (the caller owns
+ * its memory: back to the tree, or formatted for another bin); 0 when it is
+ * in use or its units are taken (nothing changed). Takes this one bin lock
+ * and no other. */
+static DM_INLINE int chunk_unbin(dm_heap_t *h, uint32_t idx, uint32_t tag) {
+  dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
+  uint32_t cap = h->classes[tag_class(tag)].cap;
+  uint64_t empty = (uint64_t)tag << 32;
+  if (!dm_sem_try_wait(&b->sem, cap)) return 0;
+  bin_lock(b);
+  bin_drain(h, b);
+  int out = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
+  if (out) {
+    if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
+    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
+  }
+  bin_unlock(b);
+  if (!out) dm_sem_signal(&b->sem, cap, 0);
+  return out;
 }
 
 #endif /* DM_CHUNK_H */

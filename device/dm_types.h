@@ -35,6 +35,7 @@
 #define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its bin's re-list stack */
 #define DM_GROW_TRIES      1024u /* a tree request of a heap that grows asks for more memory at most this often */
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
+#define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 #define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */
@@ -151,6 +152,7 @@ typedef struct dm_heap_stats {
   uint64_t check_failures;  /* check mode: blocks found written past their end at free */
   uint64_t check_first_bad; /* the first such block's address (0: none) */
   uint64_t check_first_size;/* and the size that was asked for it */
+  uint64_t adopt_next;      /* cursor of the search for empty chunks to adopt (slab.c) */
 } dm_heap_stats_t;
 
 /* --------------------------------------------------------------- growth --- */

@@ -5,8 +5,11 @@
  * A chunk that empties stays with its bin (slab.c) and marks the heap
  * (hstats->cached); a pass starts only when that mark is set.
  *
- * Locking: the bin lock of each released chunk's bin (chunk.h), then node
- * locks inside dm_buddy_free (buddy.c). The pass's own state is lock-free
+ * Locking: the bin lock of each released chunk's bin (chunk.h), released
+ * before node locks are taken inside dm_buddy_free (buddy.c); never two bin
+ * locks at once (a bin that adopts an empty chunk of another bin, slab.c,
+ * holds only the old bin's lock for the same CAS as a release, so the two
+ * serialize on it and exactly one of them wins). The pass's own state is lock-free
  * (hstats->reclaim, a generation and a state).
  */
 #include "dm_internal.h"
@@ -15,22 +18,7 @@
 /* Return an empty chunk to the buddy tree if its units are free. Returns 1
  * when the chunk went back. */
 static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
-  dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
-  uint32_t cap = h->classes[tag_class(tag)].cap;
-  uint64_t empty = (uint64_t)tag << 32;
-  if (!dm_sem_try_wait(&b->sem, cap)) return 0;
-  bin_lock(b);
-  bin_drain(h, b); /* a flagged chunk is never released: list it first */
-  int dead = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
-  if (dead) {
-    if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
-    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
-  }
-  bin_unlock(b);
-  if (!dead) {
-    dm_sem_signal(&b->sem, cap, 0);
-    return 0;
-  }
+  if (!chunk_unbin(h, idx, tag)) return 0;
   dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
   dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER,
                                             (uint64_t)idx << DM_CHUNK_SHIFT));

@@ -27,13 +27,17 @@
  * until a reclaim pass (the tree cannot serve a request) returns them to the
  * buddy tree (try-wait of a whole chunk's units, then CAS used 0 -> dead), so
  * a heap whose blocks are all freed holds nothing that a request cannot get
- * back.
+ * back, or until a bin of any arena and class adopts them (resv_adopt, once
+ * more than half the pool is held).
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
  * the prev/next/listed fields of its chunks; it is taken when the hint runs
- * dry (a search, which first drains the re-list stack into the list) and by
- * the reclaim pass (reclaim.c) for each chunk it returns — never per
- * allocation and never by a free. A free whose decrement gives a full chunk
+ * dry (a search, which first drains the re-list stack into the list), by
+ * the reclaim pass (reclaim.c) for each chunk it returns and by a bin that
+ * adopts an empty chunk of another (the old bin's lock, to unlist it,
+ * released before the new bin's lock is taken to list it) — never per
+ * allocation and never by a free. No path holds two bin locks at once, nor
+ * a bin lock while it calls into the tree. A free whose decrement gives a full chunk
  * room again flags the chunk (DM_LIVE_PEND, by CAS, once) and pushes it on
  * the bin's re-list stack (one CAS on `pending`; the link is in the chunk):
  * a lock per chunk that got room back was what bounded the free rate of the
@@ -244,6 +248,45 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
   }
 }
 
+/* List chunks idx .. idx+k-1, just formatted for the home bin with n slots of
+ * the first kept by the caller, and signal their other units. */
+static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t idx, uint32_t k,
+                                     uint32_t n, uint32_t cap) {
+  bin_lock(b);
+  for (uint32_t i = k; i-- > 1;) list_insert(h, b, idx + i);
+  if (n < cap) list_insert(h, b, idx);
+  dm_store32(&b->hint, idx + 1);
+  bin_unlock(b);
+  dm_sem_signal(&b->sem, k * cap - n, cap - n);
+}
+
+/* Adopt an empty chunk that another bin keeps (any arena, any class) for the
+ * home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN chunks from
+ * a shared cursor (each grow its own range) for one whose count is 0, and
+ * take it the way a reclaim pass releases one (chunk_unbin: its bin's units,
+ * then under that bin's lock, the only bin lock held, the CAS of `live` from
+ * exactly tag << 32 to 0); then format it for the home bin and list it. The
+ * footprint does not change: the chunk stays held, with no tree operation.
+ * Returns 1 with *g set, 0 when the range held no empty chunk. */
+static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
+  uint64_t nchunks = h->nchunks;
+  if (h->grow && (dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT) < nchunks)
+    nchunks = dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT; /* above: held by the grower */
+  if (!nchunks) return 0;
+  uint64_t start = dm_add64(&h->hstats->adopt_next, DM_ADOPT_SCAN) % nchunks;
+  for (uint64_t j = 0; j < DM_ADOPT_SCAN && j < nchunks; j++) {
+    uint32_t idx = (uint32_t)((start + j) % nchunks);
+    uint64_t v = dm_load64(&h->chunks[idx].live);
+    uint32_t tag = (uint32_t)(v >> 32);
+    if (!tag || live_used(v)) continue; /* in the tree, or in use (a re-list flag: unbin drains it) */
+    if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
+    *g = chunk_format(h, idx, rv->arena, rv->cls, n);
+    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), idx, 1, n, h->classes[rv->cls].cap);
+    return 1;
+  }
+  return 0;
+}
+
 /* Take fresh chunks for the home bin, keeping n slots of the first. A bin
  * that keeps growing takes runs of 2, 4, then 8 adjacent chunks in one tree
  * operation (one chunk when no run is free): the tree's rate of operations
@@ -252,12 +295,22 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
  * once they would take more than the requests need. (Runs that shrank with
  * the free share instead, 4 down to a quarter and 2 down to an eighth, made
  * a fresh 4 GiB heap's 2 KiB, 3000 B and 4 KiB alloc rows 3-4x slower and
- * mixed utilization 2 points lower, H200.) */
+ * mixed utilization 2 points lower, H200.)
+ * Beyond half, when chunks emptied since the last reclaim pass (the heap's
+ * mark), a bin first adopts an empty chunk that another bin keeps
+ * (resv_adopt): after one workload freed its blocks, the chunks its bins
+ * kept held half the pool, and the next workload's bins took their chunks
+ * one per tree operation and then through reclaim passes that returned
+ * thousands of chunks to the tree one by one (1 KiB allocation after the
+ * smaller sizes in one process ran 7x slower than on a fresh heap, H200). */
 static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
   uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
-  if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) k = 1;
+  if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) {
+    k = 1;
+    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, g)) return 1;
+  }
   uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
   if (!node) {
     k = 1;
@@ -270,12 +323,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   uint32_t idx = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
   *g = chunk_format(h, idx, rv->arena, rv->cls, n);
   for (uint32_t i = 1; i < k; i++) chunk_format(h, idx + i, rv->arena, rv->cls, 0);
-  bin_lock(b);
-  for (uint32_t i = k; i-- > 1;) list_insert(h, b, idx + i);
-  if (n < cap) list_insert(h, b, idx);
-  dm_store32(&b->hint, idx + 1);
-  bin_unlock(b);
-  dm_sem_signal(&b->sem, k * cap - n, cap - n);
+  bin_add_chunks(h, b, idx, k, n, cap);
   uint64_t bytes = (uint64_t)k << DM_CHUNK_SHIFT;
   dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   return 1;

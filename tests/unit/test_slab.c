@@ -1,5 +1,6 @@
 /* test_slab.c — size classes, chunk geometry, bin bookkeeping, stealing
- * between arenas, and free dispatch by alignment. */
+ * between arenas, empty chunks adopted by other bins, and free dispatch by
+ * alignment. */
 #include "test_common.h"
 #include "chunk.h"
 
@@ -210,6 +211,111 @@ static void test_grow_runs(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* A heap of one class that arena 0 filled and freed: its chunks are empty and
+ * kept by arena 0, the tree has none, and more than half the pool is held.
+ * Arena 1 then allocates the same class: it adopts arena 0's empty chunks
+ * without a reclaim pass and without the footprint changing, and every slot
+ * it gets lies in one of them. Then arena 0 adopts them back the same way,
+ * for another class. */
+static void test_empty_chunks_adopted(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 4 * MiB, 2);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(1024, 16), cap = h->classes[cls].cap;
+  enum { MAX = 4096 };
+  char **p = calloc(MAX, sizeof *p);
+  uint32_t n = 0;
+  for (;;) { /* arena 0 takes the whole pool */
+    dm_resv_t rv;
+    dm_resv_init(&rv, 0, cls);
+    dm_grant_t g = dm_slab_grant(h, &rv, 1);
+    if (!g.bits) break;
+    assert_true(n < MAX);
+    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+  }
+  uint32_t nchunks = n / cap;
+  assert_int_equal(n, nchunks * cap);
+  assert_true(nchunks >= 8);
+  uint64_t footprint = h->hstats->footprint;
+  assert_int_equal(footprint, (uint64_t)nchunks * DM_CHUNK_BYTES);
+  uint8_t *was0 = calloc(h->nchunks, 1);
+  for (uint32_t i = 0; i < h->nchunks; i++)
+    if (h->chunks[i].live) {
+      assert_int_equal((uint32_t)(h->chunks[i].live >> 32), make_tag(0, cls));
+      was0[i] = 1;
+    }
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  assert_int_equal(dm_sem_value(&h->bins[cls].sem), n); /* all kept by arena 0 */
+  assert_int_equal(h->hstats->footprint, footprint);
+  uint64_t gen = h->hstats->reclaim;
+  for (uint32_t i = 0; i < n; i++) { /* arena 1 wants as many */
+    dm_resv_t rv;
+    dm_resv_init(&rv, 1, cls);
+    dm_grant_t g = dm_slab_grant(h, &rv, 1);
+    assert_int_not_equal(g.bits, 0);
+    p[i] = dm_grant_slot(g, dm_ctz64(g.bits));
+    uint32_t idx = (uint32_t)((uint64_t)(p[i] - h->buddy.base) >> DM_CHUNK_SHIFT);
+    assert_true(was0[idx]); /* one of arena 0's former chunks */
+    assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(1, cls));
+  }
+  assert_int_equal(h->hstats->reclaim, gen); /* no reclaim pass ran */
+  assert_int_equal(h->hstats->footprint, footprint);
+  assert_int_equal(h->hstats->peak, footprint);
+  assert_int_equal(dm_sem_value(&h->bins[cls].sem), 0); /* arena 0 gave all its chunks */
+  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), 0);
+  assert_int_equal(h->bins[cls].head, 0);
+  fixture_assert_consistent(&f);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), n);
+  /* arena 0 adopts one back, for 2 KiB blocks */
+  uint32_t other = (uint32_t)dm_class_of(2048, 16);
+  dm_resv_t rv;
+  dm_resv_init(&rv, 0, other);
+  dm_grant_t g = dm_slab_grant(h, &rv, 1);
+  assert_int_not_equal(g.bits, 0);
+  p[0] = dm_grant_slot(g, dm_ctz64(g.bits));
+  uint32_t idx = (uint32_t)((uint64_t)(p[0] - h->buddy.base) >> DM_CHUNK_SHIFT);
+  assert_true(was0[idx]);
+  assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(0, other));
+  assert_int_equal(h->hstats->reclaim, gen);
+  assert_int_equal(h->hstats->footprint, footprint);
+  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), n - cap);
+  assert_int_equal(dm_free(h, p[0]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  free(was0);
+  free(p);
+  fixture_heap_fini(&f);
+}
+
+/* Below half the pool held, a bin takes its chunks from the tree even when
+ * other bins keep empty chunks: adoption is for a pool that runs short. */
+static void test_no_adoption_below_half(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 16 * MiB, 2);
+  dm_heap_t *h = f.h;
+  void *a = dm_malloc(h, 1024, 16);
+  assert_non_null(a);
+  uint32_t ca = (uint32_t)((uint64_t)((char *)a - h->buddy.base) >> DM_CHUNK_SHIFT);
+  assert_int_equal(dm_free(h, a), DM_FREE_OK);
+  assert_int_equal(h->hstats->cached, 1);
+  dm_resv_t rv;
+  dm_resv_init(&rv, 1, (uint32_t)dm_class_of(2048, 16));
+  dm_grant_t g = dm_slab_grant(h, &rv, 1);
+  assert_int_not_equal(g.bits, 0);
+  uint32_t cb = (uint32_t)((uint64_t)((char *)g.chunk - h->buddy.base) >> DM_CHUNK_SHIFT);
+  assert_int_not_equal(ca, cb);
+  assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
+  assert_int_equal(dm_free(h, dm_grant_slot(g, dm_ctz64(g.bits))), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 /* Arenas: DM_ARENAS_PER_SM per SM, fewer in a heap of less than 72 chunks
  * per arena; the counts do not follow the number of classes. */
 static void test_arena_count_follows_heap_size(void **st) {
@@ -301,6 +407,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
       cmocka_unit_test(test_grow_runs),
+      cmocka_unit_test(test_empty_chunks_adopted),
+      cmocka_unit_test(test_no_adoption_below_half),
       cmocka_unit_test(test_arena_count_follows_heap_size),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),

@@ -135,16 +135,30 @@ static void *stress_thread(void *arg) {
   return NULL;
 }
 
-static void test_stress(void **st) {
-  fixture_heap_init(&f, HEAP, STRESS_ARENAS);
-  fine = calloc((HEAP >> 4) + 1, 1);
-  coarse = calloc((HEAP >> 14) + 1, sizeof *coarse);
-  smalls = calloc((HEAP >> 14) + 1, sizeof *smalls);
+/* A heap of `bytes` with shadow maps; THREADS threads run fn(thread index);
+ * then the heap must be consistent and whole. shadowed_fini() frees it. */
+static void run_shadowed(uint64_t bytes, unsigned narenas, void *(*fn)(void *)) {
+  fixture_heap_init(&f, bytes, narenas);
+  fine = calloc((bytes >> 4) + 1, 1);
+  coarse = calloc((bytes >> 14) + 1, sizeof *coarse);
+  smalls = calloc((bytes >> 14) + 1, sizeof *smalls);
   pthread_t t[THREADS];
-  for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, stress_thread, (void *)i);
+  for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, fn, (void *)i);
   for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
   fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(f.h));
+  char why[160] = "";
+  if (!dm_heap_whole(f.h, why, sizeof why)) fail_msg("not whole: %s", why);
+}
+
+static void shadowed_fini(void) {
+  free(fine);
+  free(coarse);
+  free(smalls);
+  fixture_heap_fini(&f);
+}
+
+static void test_stress(void **st) {
+  run_shadowed(HEAP, STRESS_ARENAS, stress_thread);
   devmalloc_stats_t s;
   dm_heap_read_stats(f.h, f.h->astats, f.h->hstats, &s);
   printf("stress: %d threads, %llu allocations, %llu frees, %llu failures, peak %.1f MiB\n", THREADS,
@@ -155,10 +169,7 @@ static void test_stress(void **st) {
   assert_int_equal(s.double_frees + s.foreign_frees, 0);
   assert_true(s.allocs > (uint64_t)THREADS * OPS_PER_THREAD / 4);
   assert_true(s.peak_bytes <= f.h->buddy.pool_bytes);
-  free(fine);
-  free(coarse);
-  free(smalls);
-  fixture_heap_fini(&f);
+  shadowed_fini();
 }
 
 /* Threads free the slots of the same chunks at once (slot i by thread
@@ -199,8 +210,54 @@ static void test_cross_thread_frees_return_chunks(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* A tight heap (a few dozen chunks) and small blocks in waves: each thread
+ * (its own arena) takes up to WAVE blocks of a class of 1..2 KiB, then frees
+ * them all, out of phase with the others. The tree runs dry at once, so the
+ * chunks one arena emptied are taken by another (the class's stack of
+ * emptied chunks) or go through reclaim passes, while their old arena may
+ * still pin, free into or release them. Blocks must never overlap or lose
+ * their contents, and the heap must be consistent and whole at the end. */
+#define WAVE 600
+#define TIGHT (HEAP < (8ull << 20) ? HEAP : (8ull << 20))
+static void *wave_thread(void *arg) {
+  uint32_t who = (uint32_t)(uintptr_t)arg;
+  uint64_t s = 0xD1B54A32D192ED03ull * (who + 1);
+  live_t *l = calloc(WAVE, sizeof *l);
+  static const uint64_t sizes[] = {1024, 1024, 2048, 1500};
+  for (int round = 0; round < 400 / STRESS_SCALE + 5; round++) {
+    uint64_t size = sizes[(round + who) % 4];
+    uint32_t n = 0, want = 1 + (uint32_t)(rng(&s) % WAVE);
+    while (n < want) {
+      char *p = dm_malloc(f.h, size, 16);
+      if (!p) break;
+      if (p < f.h->buddy.base || p + size > f.h->buddy.base + f.h->buddy.pool_bytes) fail_msg("outside the pool");
+      claim(p, size, who);
+      l[n] = (live_t){p, size, rng(&s)};
+      stamp(&l[n++]);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+      verify(&l[i]);
+      release(l[i].p, l[i].size);
+      if (dm_free(f.h, l[i].p) != DM_FREE_OK) fail_msg("valid free refused");
+    }
+  }
+  free(l);
+  return NULL;
+}
+
+static void test_tight_heap_waves(void **st) {
+  run_shadowed(TIGHT, STRESS_ARENAS > 1 ? STRESS_ARENAS : 2, wave_thread);
+  devmalloc_stats_t s;
+  dm_heap_read_stats(f.h, f.h->astats, f.h->hstats, &s);
+  assert_int_equal(s.allocs, s.frees);
+  assert_int_equal(s.double_frees + s.foreign_frees, 0);
+  assert_true(s.peak_bytes <= f.h->buddy.pool_bytes);
+  shadowed_fini();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_stress),
-                                     cmocka_unit_test(test_cross_thread_frees_return_chunks)};
+                                     cmocka_unit_test(test_cross_thread_frees_return_chunks),
+                                     cmocka_unit_test(test_tight_heap_waves)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
