@@ -34,6 +34,7 @@
 #include "tree.c"
 #include "slab.c"
 #include "heap.c"
+#include "chunk.h" /* a chunk's tag (free) */
 
 extern "C" {
 __device__ dm_heap_t *devmalloc_heap_desc;
@@ -190,9 +191,9 @@ static __device__ void dm_warp_free(void *p) {
     dm_warp_free_large(h, off, arena);
     return;
   }
-  uint32_t chunk, word;
+  uint32_t chunk, word, tag;
   uint64_t bit;
-  int why = dm_slab_locate(h, off, &chunk, &word, &bit);
+  int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
   if (why != DM_FREE_OK) {
     dm_heap_note_misuse(h, why);
     return;
@@ -208,14 +209,13 @@ static __device__ void dm_warp_free(void *p) {
   uint32_t same = __match_any_sync(wg, (unsigned long long)bit); /* same pointer twice */
   int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
   if (!ok) dm_heap_note_misuse(h, DM_FREE_DOUBLE);
-  else if (h->check) dm_heap_check_free(h, (const char *)p, h->classes[dm_chunk_class(h, chunk)].size);
+  else if (h->check) dm_heap_check_free(h, (const char *)p, h->classes[tag_class(tag)].size);
   /* Lanes of one chunk: one update of its count, semaphore and counters. */
   uint32_t cg = __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
   if (lane == (uint32_t)__ffs(cg) - 1u && count) {
-    uint32_t cls = dm_chunk_class(h, chunk);
-    dm_slab_free_commit(h, chunk, count);
-    dm_heap_note_free(h, arena, cls, count);
+    dm_slab_free_commit(h, chunk, tag, count);
+    dm_heap_note_free(h, arena, tag_class(tag), count);
   }
 }
 

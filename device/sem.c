@@ -109,7 +109,7 @@ DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
 
 /* Take n units if C >= n, or (partial) as many as there are, up to n. Never
  * waits. Returns the number of units taken. */
-static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial) {
+DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) {
   uint64_t w = dm_load64(&s->w);
   for (;;) {
     int64_t c = SEM_C(w);
@@ -121,8 +121,6 @@ static DM_INLINE uint32_t sem_take(dm_sem_t *s, uint32_t n, int partial) {
   }
 }
 
-DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) { return sem_take(s, n, partial); }
-
 /* The paper's try-wait: take n units if they are there, else fail. */
-DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return sem_take(s, n, 0) == n; }
+DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return dm_sem_try_take(s, n, 0) == n; }
 

@@ -6,6 +6,7 @@
  * Locking: none of its own.
  */
 #include "dm_internal.h"
+#include "chunk.h"
 
 DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
   if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
@@ -48,20 +49,20 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
     if (node) dm_heap_check_free(h, p, dm_heap_node_bytes(h, node));
     return dm_heap_free_large(h, off, arena);
   }
-  uint32_t chunk, word;
+  uint32_t chunk, word, tag;
   uint64_t bit;
-  int why = dm_slab_locate(h, off, &chunk, &word, &bit);
+  int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
   if (why != DM_FREE_OK) {
     dm_heap_note_misuse(h, why);
     return why;
   }
-  uint32_t cls = dm_chunk_class(h, chunk);
+  uint32_t cls = tag_class(tag);
   if (!dm_slab_free_bits(h, chunk, word, bit)) {
     dm_heap_note_misuse(h, DM_FREE_DOUBLE);
     return DM_FREE_DOUBLE;
   }
   if (h->check) dm_heap_check_free(h, p, h->classes[cls].size); /* still ours: not re-listed yet */
-  dm_slab_free_commit(h, chunk, 1);
+  dm_slab_free_commit(h, chunk, tag, 1);
   dm_heap_note_free(h, arena, cls, 1);
   return DM_FREE_OK;
 }

@@ -124,11 +124,12 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
 }
 
 /* Chunk idx of `tag` has room again: flag it (once) and push it on its bin's
- * re-list stack, so that a search lists it. Nothing when the chunk left the
+ * re-list stack, so that a search lists it. v: `live` as the caller's update
+ * left it (the CAS fails if it moved since). Nothing when the chunk left the
  * bin meanwhile (emptied and returned: the tag differs) or is flagged
  * already (on the stack, not drained yet: the drain lists it). */
-static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag) {
-  uint64_t *live = &h->chunks[idx].live, v = dm_load64(live);
+static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag, uint64_t v) {
+  uint64_t *live = &h->chunks[idx].live;
   for (;;) {
     if ((uint32_t)(v >> 32) != tag || ((uint32_t)v & DM_LIVE_PEND)) return;
     uint64_t old = dm_cas64(live, v, v | DM_LIVE_PEND);
@@ -148,8 +149,8 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   uint64_t old = dm_add64(&h->chunks[idx].live, (uint64_t)0 - n);
   uint32_t tag = (uint32_t)(old >> 32), used = live_used(old);
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
-  if (used >= h->classes[tag_class(tag)].cap && used - n < h->classes[tag_class(tag)].cap)
-    chunk_relist(h, idx, tag);
+  uint32_t cap = h->classes[tag_class(tag)].cap;
+  if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
   if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
 
@@ -373,14 +374,16 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   }
 }
 
-/* Where a slab pointer lives. Returns DM_FREE_OK, or the misuse class. */
+/* Where a slab pointer lives, and its chunk's tag (stable while the caller
+ * holds the slot: the free's commit uses it, so the chunk's `live` word is
+ * read once on the way). Returns DM_FREE_OK, or the misuse class. */
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word,
-                         uint64_t *bit) {
+                         uint64_t *bit, uint32_t *tag) {
   uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
   if (idx >= h->nchunks) return DM_FREE_FOREIGN;
-  uint32_t tag = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
-  if (!tag) return dm_buddy_classify(&h->buddy, off); /* chunk gone: freed twice? */
-  const dm_class_t *c = &h->classes[tag_class(tag)];
+  uint32_t t = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
+  if (!t) return dm_buddy_classify(&h->buddy, off); /* chunk gone: freed twice? */
+  const dm_class_t *c = &h->classes[tag_class(t)];
   uint64_t in = off & (DM_CHUNK_BYTES - 1);
   if (in < DM_SLAB_DATA_OFF || (in - DM_SLAB_DATA_OFF) % c->size) return DM_FREE_FOREIGN;
   uint64_t slot = (in - DM_SLAB_DATA_OFF) / c->size;
@@ -388,6 +391,7 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
   *chunk = idx;
   *word = (uint32_t)(slot >> 6);
   *bit = 1ull << (slot & 63u);
+  *tag = t;
   return DM_FREE_OK;
 }
 
@@ -397,7 +401,8 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
   return dm_and64(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
 }
 
-/* Account `count` slots of chunk idx freed (their bits already cleared).
+/* Account `count` slots of chunk idx freed (their bits already cleared);
+ * `tag` is the chunk's, from dm_slab_locate (stable: the caller held slots).
  * The units are signalled before `used` drops: when a reclaim pass sees used
  * at 0, every free of the chunk has signalled already, so the release finds
  * the chunk's units. A waiter that takes a unit before `used` drops finds no
@@ -407,8 +412,7 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, ui
  * semaphores and node locks (a free kernel of 1 KiB blocks returned 8 K
  * chunks and ran 60x slower than one of 16 B blocks), and a bin that
  * allocates again soon would take a chunk straight back. */
-DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t count) {
-  uint32_t tag = (uint32_t)(dm_load64(&h->chunks[chunk].live) >> 32); /* stable: we hold slots */
+DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
   dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
   chunk_drop(h, chunk, count);
 }
