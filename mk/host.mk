@@ -3,9 +3,11 @@
 # service thread and trim (host/heap/grower.c, growth.c) and the trim kernel,
 # tested for real against an mprotect fake driver (tests/unit/test_grow.c, also
 # under ThreadSanitizer and the chaos switch) and end to end against a fake
-# VMM driver (tests/unit/test_growth_fake.c).
+# VMM driver (tests/unit/test_growth_fake.c); the service thread's idle backoff
+# rule alone in tests/unit/test_grow_backoff.c.
 
 GROWER_SRCS := host/heap/grower.c
+GROWER_HDRS := host/heap/growth.h host/heap/grow_backoff.h
 GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c $(BUILD)/host/trim_fatbin.c
 
 # The shared library's name carries the ABI: while the version is 0.x, the
@@ -46,11 +48,16 @@ $(BUILD)/host/trim_fatbin.c: $(BUILD)/host/trim_kernel.fatbin
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp && mv $@.tmp $@
 $(BUILD)/host/trim_fatbin.o: $(BUILD)/host/trim_fatbin.c
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
-$(BUILD)/tests/test_grow: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_LIB) | $(BUILD)/tests/.dir
+$(BUILD)/tests/test_grow: tests/unit/test_grow.c $(GROWER_SRCS) $(GROWER_HDRS) $(CORE_LIB) | $(BUILD)/tests/.dir
 	$(CC) $(CORE_CFLAGS) -Ihost/heap $< $(GROWER_SRCS) -o $@ $(CORE_LIB) -lcmocka -lpthread
-$(BUILD)/tests/test_grow_tsan: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
+$(BUILD)/tests/test_grow_tsan: tests/unit/test_grow.c $(GROWER_SRCS) $(GROWER_HDRS) $(CORE_TSAN_LIB) | $(BUILD)/tests/.dir
 	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -Ihost/heap $< $(GROWER_SRCS) -o $@ $(CORE_TSAN_LIB) -lcmocka -lpthread
 CHECK_BINS += $(BUILD)/tests/test_grow $(BUILD)/tests/test_grow_tsan
+
+# The service thread's idle backoff rule alone (a pure function, no thread).
+$(BUILD)/tests/test_grow_backoff: tests/unit/test_grow_backoff.c $(GROWER_HDRS) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -Ihost/heap $< -o $@ -lcmocka
+CHECK_BINS += $(BUILD)/tests/test_grow_backoff
 
 # The runtime's heaps that grow end to end against a fake driver backed by
 # host memory (tests/unit/test_growth_fake.c), under ASan and UBSan.
@@ -60,6 +67,6 @@ $(BUILD)/tests/test_growth_fake: tests/unit/test_growth_fake.c $(HOST_LIB) $(COR
 CHECK_BINS += $(BUILD)/tests/test_growth_fake
 
 # test_grow again with the chaos switch (yields at the allocator's racy points)
-$(BUILD)/tests/test_grow_chaos: tests/unit/test_grow.c $(GROWER_SRCS) host/heap/growth.h $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
+$(BUILD)/tests/test_grow_chaos: tests/unit/test_grow.c $(GROWER_SRCS) $(GROWER_HDRS) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
 	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -Ihost/heap $< $(GROWER_SRCS) $(CORE_SRCS) -o $@ -lcmocka -lpthread
 CHECK_BINS += $(BUILD)/tests/test_grow_chaos

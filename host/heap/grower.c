@@ -10,15 +10,15 @@
  * when a larger target comes or after a pause (10 ms), and a trim that
  * unmaps clears the refusal. Trim: see dm_grower_trim_start.
  *
- * Polling backs off when idle: after a pass that found nothing to do (the
- * target at or below mapped, or held back by a standing refusal; no trim
- * pending) the thread sleeps twice as long as before, up to
- * DM_GROW_IDLE_POLL_NS (1 ms; never less than poll_ns); a pass that maps,
- * or finds a trim pending, sets the sleep back to poll_ns. The thread of an
- * idle heap so wakes about once a millisecond instead of every poll_ns
- * (50 us by default), and the first request after an idle period may wait
- * up to that cap longer for the host. The wake-ups are counted
- * (dm_grower_stats_t.wakeups).
+ * Polling backs off when idle (the rule: grow_backoff.h): after a pass that
+ * found nothing to do (the target at or below mapped, or held back by a
+ * standing refusal; no trim pending) the thread sleeps twice as long as
+ * before, up to DM_GROW_IDLE_POLL_NS (1 ms; never less than poll_ns); a
+ * pass that maps, or finds a trim pending, sets the sleep back to poll_ns.
+ * The thread of an idle heap so wakes about once a millisecond instead of
+ * every poll_ns (50 us by default), and the first request after an idle
+ * period may wait up to that cap longer for the host. The wake-ups are
+ * counted (dm_grower_stats_t.wakeups).
  *
  * Process exit: an atexit handler stops every service thread's mapping
  * (alive cleared, requests end in NULL) before the driver is torn down.
@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "grow_backoff.h"
 #include "growth.h"
 
 struct dm_grower {
@@ -117,25 +118,23 @@ static int poll_trim(dm_grower_t *g);
 static void *service(void *arg) {
   dm_grower_t *g = arg;
   if (g->ops.thread_init) g->ops.thread_init(g->ctx);
-  uint64_t poll = g->cfg.poll_ns, idle_cap = poll > DM_GROW_IDLE_POLL_NS ? poll : DM_GROW_IDLE_POLL_NS;
-  uint64_t sleep_ns = poll;
+  uint64_t sleep_ns = g->cfg.poll_ns;
   while (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST)) {
     __atomic_add_fetch(&g->wakeups, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&g_exiting, __ATOMIC_SEQ_CST)) {
       __atomic_store_n(&g->x->alive, 0, __ATOMIC_SEQ_CST);
       break;
     }
-    int busy = poll_trim(g);
+    unsigned did = poll_trim(g) ? DM_PASS_TRIM : 0;
     uint64_t t = __atomic_load_n(&g->x->target, __ATOMIC_SEQ_CST);
     uint64_t m = mapped_now(g);
     if (t > m && m < g->cfg.pool_bytes) {
       pthread_mutex_lock(&g->lock);
-      if (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST) && serve(g, t)) busy = 1;
+      if (!__atomic_load_n(&g->stop, __ATOMIC_SEQ_CST))
+        did |= serve(g, t) ? DM_PASS_MAPPED : DM_PASS_HELD_BACK;
       pthread_mutex_unlock(&g->lock);
     }
-    /* idle: back off (double, up to the cap); work: poll at poll_ns again */
-    if (busy) sleep_ns = poll;
-    else sleep_ns = sleep_ns > idle_cap / 2 ? idle_cap : sleep_ns * 2;
+    sleep_ns = dm_grow_next_sleep(sleep_ns, did, g->cfg.poll_ns, DM_GROW_IDLE_POLL_NS);
     struct timespec ts = {0, (long)sleep_ns};
     nanosleep(&ts, NULL);
   }

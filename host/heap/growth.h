@@ -36,7 +36,7 @@ typedef struct dm_grow_cfg {
 
 /* The idle service thread doubles its sleep after each pass with nothing to
  * do, up to this (or poll_ns if that is longer); work sets it back to
- * poll_ns (grower.c). */
+ * poll_ns (grow_backoff.h). */
 #define DM_GROW_IDLE_POLL_NS 1000000ull
 
 typedef struct dm_grower dm_grower_t;
