@@ -3,10 +3,13 @@
 # ab_devmalloc, one after the other on one GPU, side by side: for deciding
 # whether an allocator change stays (each build is a binary built from its
 # own tree with `make build/bench/ab_devmalloc`, copied anywhere).
-#   bench/compare_builds.sh [--out DIR] [--fresh] NAME=PATH [NAME=PATH ...]
+#   bench/compare_builds.sh [--out DIR] [--fresh] [--sizes LIST] NAME=PATH [NAME=PATH ...]
 # --fresh: each size of the 4 GiB rows in its own process (a fresh heap, as
 # a harness that runs one size per process sees it); by default they run in
-# one process, each row on a heap the previous rows used.
+# one process, each row on a heap the previous rows used. --sizes: the sizes
+# of the 4 GiB rows (default 16,256,1K,4K,8K,16K,64K; `make bench` runs
+# 16,32,64,128,256,512,1K,... in one process, so the earlier rows' chunks are
+# still kept by their bins when the later rows run).
 # Rows: the `sizes` workload at 16 B .. 64 KiB and `mixed` in a 4 GiB heap,
 # 16 B / 256 B / 1 KiB in a 64 MiB heap (the same thread counts as the small-
 # heap target), and mixed utilization in 256 MiB. Prints one table of Mop/s
@@ -19,11 +22,13 @@ cd "$(dirname "$0")/.."
 out=bench-results/compare
 builds=()
 fresh=0
+sizes=16,256,1K,4K,8K,16K,64K
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *=*) builds+=("$1"); shift ;;
     *) echo "compare_builds: '$1' is not NAME=PATH" >&2; exit 1 ;;
   esac
@@ -38,11 +43,11 @@ for b in "${builds[@]}"; do
   name=${b%%=*} bin=${b#*=}
   main_rows() {
     if [ $fresh = 0 ]; then
-      "$bin" --variant-name "$name" --workloads sizes,mixed --sizes 16,256,1K,4K,8K,16K,64K --reps 3
+      "$bin" --variant-name "$name" --workloads sizes,mixed --sizes "$sizes" --reps 3
       return
     fi
     local s
-    for s in 16 256 1K 4K 8K 16K 64K; do
+    for s in ${sizes//,/ }; do
       "$bin" --variant-name "$name" --workloads sizes --sizes $s --reps 3 || return
     done
     "$bin" --variant-name "$name" --workloads mixed --reps 3
