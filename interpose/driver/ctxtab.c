@@ -137,6 +137,8 @@ static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, c
   if (gc->initial < DM_MIN_HEAP_BYTES) gc->initial = DM_MIN_HEAP_BYTES;
   if (o->grow_step.kind == DM_SIZE_BYTES) gc->step = (size_t)o->grow_step.bytes;
   if (o->grow_watermark.kind == DM_SIZE_BYTES) gc->watermark = (size_t)o->grow_watermark.bytes;
+  /* The runtime reads a wait of 0 as "its default" (200 ms); DEVMALLOC_GROW_WAIT=0
+   * asks for no wait, so it gets the shortest the runtime keeps: 1 ms. */
   gc->wait_ms = o->grow_wait ? o->grow_wait : 1;
   gc->fallback = fixed;
   return dm_heap_ops->create_growing(ctx, gc, h, notice);
