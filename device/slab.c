@@ -279,7 +279,7 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
     uint32_t idx = (uint32_t)((start + j) % nchunks);
     uint64_t v = dm_load64(&h->chunks[idx].live);
     uint32_t tag = (uint32_t)(v >> 32);
-    if (!tag || live_used(v)) continue; /* in the tree, or in use (a re-list flag: unbin drains it) */
+    if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
     *g = chunk_format(h, idx, rv->arena, rv->cls, n);
     bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), idx, 1, n, h->classes[rv->cls].cap);
