@@ -12,23 +12,23 @@
  * GPU, 1 on the host):
  *   1. accounting: wait on the bin's bulk semaphore (free slots of the arena's
  *      chunks of this class). GROW: take a chunk (or a run of adjacent
- *      chunks) from the buddy tree, format it and keep n slots of it. If the tree is full, take units from other
- *      arenas' semaphores (stealing) so that memory is never stranded.
+ *      chunks) from the buddy tree, or adopt an empty one another bin keeps,
+ *      format it and keep n slots of it. If the tree is full, take units
+ *      from other arenas' semaphores (stealing) so that memory is never
+ *      stranded.
  *   2. tracking: pin units to a chunk (fetch-add on `live`; what does not fit
  *      under cap, or all of it when the tag does not match, is given back),
- *      then claim bits in its bitmap with one fetch-or per
- *      word, starting at the word the pin count points to (concurrent warps
- *      start at different words) and, when that word is full, at a
- *      pseudo-random word (RW-BM).
+ *      then claim bits in its bitmap with one fetch-or per word, starting at
+ *      the word the pin count points to (concurrent warps start at different
+ *      words) and, when that word is full, at a pseudo-random word (RW-BM).
  * Free clears the bit (fetch-and: a bit already clear is a double free),
  * signals the semaphore, decrements `used`, queues a chunk that was full for
- * re-listing,
- * and marks the heap when a chunk empties: empty chunks stay with their bins
- * until a reclaim pass (the tree cannot serve a request) returns them to the
- * buddy tree (try-wait of a whole chunk's units, then CAS used 0 -> dead), so
- * a heap whose blocks are all freed holds nothing that a request cannot get
- * back, or until a bin of any arena and class adopts them (resv_adopt, once
- * more than half the pool is held).
+ * re-listing, and marks the heap when a chunk empties: empty chunks stay
+ * with their bins until a reclaim pass (the tree cannot serve a request)
+ * returns them to the buddy tree (try-wait of a whole chunk's units, then
+ * CAS used 0 -> dead), so a heap whose blocks are all freed holds nothing
+ * that a request cannot get back, or until a bin of any arena and class
+ * adopts them (resv_adopt, once more than half the pool is held).
  *
  * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
  * the prev/next/listed fields of its chunks; it is taken when the hint runs
@@ -37,14 +37,14 @@
  * adopts an empty chunk of another (the old bin's lock, to unlist it,
  * released before the new bin's lock is taken to list it) — never per
  * allocation and never by a free. No path holds two bin locks at once, nor
- * a bin lock while it calls into the tree. A free whose decrement gives a full chunk
- * room again flags the chunk (DM_LIVE_PEND, by CAS, once) and pushes it on
- * the bin's re-list stack (one CAS on `pending`; the link is in the chunk):
- * a lock per chunk that got room back was what bounded the free rate of the
- * classes of 1 KiB and up. A flagged chunk keeps its tag (the release
- * expects no flag). `hint` and `live` are read and updated lock-free. A
- * stale hint is harmless: pinning checks the tag, and a chunk re-formatted
- * for the same bin is a valid target.
+ * a bin lock while it calls into the tree. A free whose decrement gives a
+ * full chunk room again flags the chunk (DM_LIVE_PEND, by CAS, once) and
+ * pushes it on the bin's re-list stack (one CAS on `pending`; the link is in
+ * the chunk): a lock per chunk that got room back was what bounded the free
+ * rate of the classes of 1 KiB and up. A flagged chunk keeps its tag (the
+ * release expects no flag). `hint` and `live` are read and updated
+ * lock-free. A stale hint is harmless: pinning checks the tag, and a chunk
+ * re-formatted for the same bin is a valid target.
  */
 #include "dm_internal.h"
 #include "chunk.h"
