@@ -15,6 +15,7 @@
  */
 #include <stdio.h>
 #include "dm_internal.h"
+#include "chunk.h"
 
 typedef struct {
   int errors;
@@ -110,7 +111,7 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
   uint32_t used_chunks = 0, empty = 0;
   for (uint32_t i = 0; i < h->nchunks; i++) {
     uint64_t v = h->chunks[i].live;
-    if (v && ((uint32_t)v & ~DM_LIVE_PEND)) used_chunks++;
+    if (v && live_used(v)) used_chunks++;
     else if (v) empty++;
   }
   if (used_chunks) {
