@@ -58,6 +58,7 @@ DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 
 /* reclaim.c */
 DM_FN uint32_t dm_reclaim_chunks(dm_heap_t *h);
+DM_FN uint64_t dm_reclaim_span(const dm_heap_t *h);
 
 /* tree.c */
 DM_FN uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);

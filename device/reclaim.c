@@ -36,6 +36,19 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
  * all of them, or in a heap that grows those below `released`, the only ones
  * that can be in use), so that every caller counts the same ranges.
  * Returns nonzero when the caller should try the tree again. */
+/* The chunks that can be slab chunks: all of them, or in a heap that grows
+ * those below `released` (above it the grower holds the memory). A reclaim
+ * pass covers these; so does a bin looking for an empty chunk to adopt
+ * (slab.c). */
+DM_FN uint64_t dm_reclaim_span(const dm_heap_t *h) {
+  uint64_t n = h->nchunks;
+  if (h->grow) {
+    uint64_t r = dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT;
+    if (r < n) n = r;
+  }
+  return n;
+}
+
 #define DM_RECLAIM_RANGE 64u /* chunks per cursor step */
 DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
   dm_heap_stats_t *s = h->hstats;
@@ -54,10 +67,7 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
       continue;
     }
     dm_store64(&s->cached, 0); /* chunks emptied from now on mark it again */
-    uint64_t n = h->nchunks;
-    if (h->grow && (dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT) < n)
-      n = dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT;
-    dm_store64(&s->reclaim_chunks, n);
+    dm_store64(&s->reclaim_chunks, dm_reclaim_span(h));
     dm_store64(&s->reclaim_next, 0);
     dm_store64(&s->reclaim_done, 0);
     dm_fence();

@@ -270,9 +270,7 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t idx, ui
  * footprint does not change: the chunk stays held, with no tree operation.
  * Returns 1 with *g set, 0 when the range held no empty chunk. */
 static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
-  uint64_t nchunks = h->nchunks;
-  if (h->grow && (dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT) < nchunks)
-    nchunks = dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT; /* above: held by the grower */
+  uint64_t nchunks = dm_reclaim_span(h);
   if (!nchunks) return 0;
   uint64_t start = dm_add64(&h->hstats->adopt_next, DM_ADOPT_SCAN) % nchunks;
   for (uint64_t j = 0; j < DM_ADOPT_SCAN && j < nchunks; j++) {
