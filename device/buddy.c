@@ -16,6 +16,8 @@
  *   bitmap; GROW -> obtain a node of order n+1 (same way, recursively, written
  *   as a loop), split it, keep the left child, signal sem[n] and make the
  *   right child AVAIL. Failure at the root unwinds every expectation.
+ * A node may also be CACHED: a freed block the block cache keeps whole
+ *   (blockcache.c); the tree treats it as allocated.
  * free(x): under the parent's lock, if the buddy is AVAIL and try-wait on
  *   sem[n] succeeds, merge (both BUSY, parent becomes the block being freed)
  *   and continue one order up; otherwise x becomes AVAIL.
@@ -212,7 +214,15 @@ DM_COLD uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k) {
   if (order + j > b->top) return 0;
   if (j > 8) return 0; /* runs are at most a warp (k <= 32, j <= 5) */
   uint64_t y = dm_buddy_alloc(b, order + j);
-  if (!y || j == 0) return y;
+  return y ? dm_buddy_run_from(b, y, order, k) : 0;
+}
+
+/* The run of k blocks of `order` at the start of the owned block y (BUSY,
+ * not split, of order + ceil(log2 k)): see dm_buddy_alloc_run. Returns the
+ * first block's node. */
+DM_FN uint64_t dm_buddy_run_from(dm_buddy_t *b, uint64_t y, uint32_t order, uint32_t k) {
+  uint32_t j = node_order(b, y) - order;
+  if (j == 0) return y;
   uint64_t spare[8]; /* carve leaves at most one free half per level: j */
   uint32_t nspare = carve(b, y, order + j, order, k, spare);
   dm_fence(); /* the SPLIT marks before any spare can be claimed and freed */
@@ -286,7 +296,7 @@ DM_COLD uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
   uint64_t i = dm_buddy_node_at(b, 0, off);
   for (;;) {
     uint32_t s = dm_load32(&b->state[i]);
-    if (s == DM_NODE_AVAIL) { /* the memory is free already (maybe merged since) */
+    if (s == DM_NODE_AVAIL || s == DM_NODE_CACHED) { /* free already (maybe merged or cached since) */
       *why = DM_FREE_DOUBLE;
       return 0;
     }
@@ -304,9 +314,15 @@ DM_COLD uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
  * aligned group) as one block: y's split nodes become a plain block, then one
  * free merges it upward. */
 DM_COLD void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
+  dm_buddy_join_run(b, y, j);
+  dm_buddy_free(b, y);
+}
+
+/* Make the 2^j allocated blocks under node y one plain block (BUSY, not
+ * split), owned by the caller (see dm_buddy_free_run). */
+DM_FN void dm_buddy_join_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
   set_subtree(b, y, j, DM_NODE_BUSY);
   dm_fence();
-  dm_buddy_free(b, y);
 }
 
 /* Misuse class of a free of pool offset `off` that is not a live block:
@@ -319,7 +335,8 @@ DM_FN int dm_buddy_classify(const dm_buddy_t *b, uint64_t off) {
     uint64_t half = 1ull << (node_order(b, i) - 1 + DM_LEAF_SHIFT);
     i = 2 * i + ((off & half) ? 1u : 0u);
   }
-  return dm_load32(&b->state[i]) == DM_NODE_AVAIL ? DM_FREE_DOUBLE : DM_FREE_FOREIGN;
+  uint32_t s = dm_load32(&b->state[i]);
+  return s == DM_NODE_AVAIL || s == DM_NODE_CACHED ? DM_FREE_DOUBLE : DM_FREE_FOREIGN;
 }
 
 /* Take the block of `order` at pool offset `off` out of the tree when it is
@@ -335,7 +352,7 @@ DM_COLD uint64_t dm_buddy_claim_at(dm_buddy_t *b, uint32_t order, uint64_t off) 
   for (;;) { /* the free block holding n: nodes under a free block are BUSY */
     uint32_t s = dm_load32(&b->state[i]);
     if (s == DM_NODE_AVAIL) break;
-    if ((s & DM_NODE_SPLIT) || i == 1) return 0; /* allocated, or part of it is */
+    if ((s & DM_NODE_SPLIT) || s == DM_NODE_CACHED || i == 1) return 0; /* allocated or cached, or part of it is */
     i >>= 1;
   }
   uint32_t h = node_order(b, i);

@@ -8,8 +8,9 @@
  * that each order's semaphore counts exactly its AVAIL nodes with nothing
  * expected or reserved; in a heap that grows, that granules above `released`
  * are held by the grower (BUSY; a grower-held granule counts as free for
- * "whole"). Returns the number of violations; writes the first
- * one to `why`.
+ * "whole"); that the block cache's rings hold exactly the CACHED nodes
+ * (cached blocks count as free for "whole"). Returns the number of
+ * violations; writes the first one to `why`.
  *
  * Locking: none; the heap must be quiescent.
  */
@@ -54,11 +55,18 @@ static void check_covered(const dm_buddy_t *b, uint64_t i, report_t *r) {
   }
 }
 
-static void check_node(const dm_buddy_t *b, uint64_t i, uint32_t *count, report_t *r) {
+static void check_node(const dm_buddy_t *b, uint64_t i, uint32_t *count, uint32_t *cached,
+                       report_t *r) {
   uint32_t s = b->state[i], order = order_of_node(b, i);
   if (b->lock[i]) fail(r, "node locked at rest", i);
   if (avail_bit(b, i) != (s == DM_NODE_AVAIL)) fail(r, "bitmap disagrees with state", i);
   if (s == DM_NODE_AVAIL) count[order]++;
+  if (s == DM_NODE_CACHED) {
+    if (order >= DM_CACHE_ORDERS) fail(r, "cached node of an order the cache does not keep", i);
+    else cached[order]++;
+    if (order > 0) check_covered(b, i, r);
+    return;
+  }
   if (s == DM_NODE_AVAIL && !summary_bit(b, i)) fail(r, "summary bit clear over an available node", i);
   if (!(s & DM_NODE_SPLIT)) {
     if (s == DM_NODE_AVAIL && order > 0) check_covered(b, i, r);
@@ -71,14 +79,37 @@ static void check_node(const dm_buddy_t *b, uint64_t i, uint32_t *count, report_
   uint32_t l = b->state[2 * i], rr = b->state[2 * i + 1];
   if (l == DM_NODE_AVAIL && rr == DM_NODE_AVAIL) fail(r, "two available siblings", i);
   if (s != DM_NODE_SPLIT) fail(r, "split node with other state bits", i);
-  check_node(b, 2 * i, count, r);
-  check_node(b, 2 * i + 1, count, r);
+  check_node(b, 2 * i, count, cached, r);
+  check_node(b, 2 * i + 1, count, cached, r);
+}
+
+/* The block cache at rest: each order's ring holds exactly its CACHED
+ * nodes, once each, between its head and tail tickets. */
+static void check_cache(const dm_heap_t *h, const uint32_t *cached, report_t *r) {
+  for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) {
+    const dm_bcache_t *c = &h->bcache[o];
+    uint32_t cap = h->bcap[o], held = 0;
+    if (c->items != cached[o] || c->used != c->items || c->tail - c->head != c->items)
+      fail(r, "block cache counters disagree with the cached nodes", o);
+    for (uint32_t k = 0; k < cap; k++) {
+      uint32_t y = h->bslots[h->bbase[o] + k];
+      if (!y) continue;
+      held++;
+      if (y >= (2ull << h->buddy.top) || order_of_node(&h->buddy, y) != o ||
+          h->buddy.state[y] != DM_NODE_CACHED)
+        fail(r, "block cache slot holds a node that is not cached there", y);
+      if ((k - c->head) % cap >= c->items) /* slot k holds tickets k mod cap: live are [head, tail) */
+        fail(r, "block cache slot outside its ring's live range", y);
+    }
+    if (held != cached[o]) fail(r, "block cache slots disagree with the cached nodes", o);
+  }
 }
 
 int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   report_t r = {0, why, whylen};
-  uint32_t count[DM_MAX_ORDERS] = {0};
-  check_node(&h->buddy, 1, count, &r);
+  uint32_t count[DM_MAX_ORDERS] = {0}, cached[DM_CACHE_ORDERS] = {0};
+  check_node(&h->buddy, 1, count, cached, &r);
+  check_cache(h, cached, &r);
   if (h->grow) { /* granules not given to the tree are held by the grower: plain BUSY */
     uint64_t rel = h->grow->released;
     if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES) fail(&r, "released is not a granule boundary in the pool", rel);
@@ -104,7 +135,8 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
 }
 
 /* Every block is free: no slot and no large block is allocated, so the
- * free blocks of the tree and the empty chunks that bins keep (a reclaim pass
+ * free blocks of the tree, the blocks the block cache keeps and the empty
+ * chunks that bins keep (a reclaim pass
  * returns those when the tree runs short) add up to the whole pool. When
  * not, `why` (if given) says what is held. */
 int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
@@ -122,6 +154,8 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
   if (h->grow) free_bytes += h->buddy.pool_bytes - h->grow->released; /* held by the grower */
   for (uint32_t o = 0; o <= h->buddy.top; o++)
     free_bytes += (uint64_t)dm_semw_c(h->buddy.sem[o].w) << (o + DM_LEAF_SHIFT);
+  for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) /* cached blocks are free */
+    free_bytes += (uint64_t)h->bcache[o].items << (o + DM_LEAF_SHIFT);
   if (free_bytes != h->buddy.pool_bytes) {
     if (why) snprintf(why, whylen, "%llu KiB of the pool held outside slab chunks",
                       (unsigned long long)((h->buddy.pool_bytes - free_bytes) >> 10));

@@ -25,15 +25,7 @@
  * Locking: see slab.c and buddy.c; nothing here beyond warp intrinsics.
  */
 #include <stdio.h>
-#include "dm_internal.h"
-#include "sem.c"
-#include "buddy.c"
-#include "sizeclass.c"
-#include "reclaim.c"
-#include "grow.c"
-#include "tree.c"
-#include "slab.c"
-#include "heap.c"
+#include "core_unity.h"
 #include "chunk.h" /* a chunk's tag (free) */
 
 extern "C" {

@@ -34,12 +34,20 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
 DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j);
+DM_FN void dm_buddy_join_run(dm_buddy_t *b, uint64_t y, uint32_t j);
+DM_FN uint64_t dm_buddy_run_from(dm_buddy_t *b, uint64_t y, uint32_t order, uint32_t k);
 DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);
 DM_FN uint32_t dm_buddy_order(const dm_buddy_t *b, uint64_t node);
 DM_FN int dm_buddy_classify(const dm_buddy_t *b, uint64_t off);
 DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim_at(dm_buddy_t *b, uint32_t order, uint64_t off);
+
+/* blockcache.c */
+DM_FN int dm_bcache_put(dm_heap_t *h, uint64_t y);
+DM_FN uint64_t dm_bcache_take(dm_heap_t *h, uint32_t order);
+DM_FN uint32_t dm_bcache_flush(dm_heap_t *h);
+DM_FN uint32_t dm_bcache_count(const dm_heap_t *h, uint32_t order);
 
 /* sizeclass.c (dm_classes_compute: layout.c, host only) */
 DM_FN int dm_class_of(uint64_t size, uint64_t align);

@@ -17,6 +17,7 @@
  *   dm_store32/64       atomic stores
  *   dm_cas32/64         compare-and-swap, returns the old value (full fence)
  *   dm_add32/64         fetch-and-add, returns the old value
+ *   dm_exch32           atomic exchange, returns the old value
  *   dm_or64/and64       fetch-or / fetch-and, return the old value
  *   dm_max64            atomic maximum
  *   dm_fence()          full memory fence (device scope on the GPU)
@@ -47,6 +48,7 @@ static DM_INLINE uint64_t dm_cas64(uint64_t *p, uint64_t e, uint64_t d) {
   return atomicCAS((unsigned long long *)p, e, d);
 }
 static DM_INLINE uint32_t dm_add32(uint32_t *p, uint32_t v) { return atomicAdd(p, v); }
+static DM_INLINE uint32_t dm_exch32(uint32_t *p, uint32_t v) { return atomicExch(p, v); }
 static DM_INLINE uint64_t dm_add64(uint64_t *p, uint64_t v) {
   return atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
@@ -104,6 +106,7 @@ static inline uint64_t dm_cas64(uint64_t *p, uint64_t e, uint64_t d) {
   return e;
 }
 static inline uint32_t dm_add32(uint32_t *p, uint32_t v) { return __atomic_fetch_add(p, v, DM_SC); }
+static inline uint32_t dm_exch32(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, DM_SC); }
 static inline uint64_t dm_add64(uint64_t *p, uint64_t v) { return __atomic_fetch_add(p, v, DM_SC); }
 static inline uint64_t dm_or64(uint64_t *p, uint64_t v) { return __atomic_fetch_or(p, v, DM_SC); }
 static inline uint64_t dm_and64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }

@@ -36,6 +36,8 @@
 #define DM_GROW_TRIES      1024u /* a tree request of a heap that grows asks for more memory at most this often */
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
+#define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
+#define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 #define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */
@@ -62,6 +64,7 @@ static DM_INLINE uint64_t dm_semw_pack(int64_t c, uint32_t e, uint32_t r) {
 enum {
   DM_NODE_BUSY = 0u,    /* allocated, or covered by an ancestor that is */
   DM_NODE_AVAIL = 1u,   /* free block of this order */
+  DM_NODE_CACHED = 2u,  /* freed block kept whole in the block cache (blockcache.c) */
   DM_NODE_SPLIT = 4u    /* split: see the children */
 };
 
@@ -128,6 +131,17 @@ static DM_INLINE uint32_t dm_class_size(uint32_t c) {
   uint32_t k = 6u + (c - 4u) / 4u, j = (c - 4u) % 4u + 1u;
   return (1u << k) + (j << (k - 2u));
 }
+
+/* ---------------------------------------------------------- block cache --- */
+/* Per order: a ring of cached blocks' nodes (blockcache.c). Each order has
+ * its own 128-byte line. */
+typedef struct dm_bcache {
+  uint32_t items;   /* blocks ready to take (read as int32: below 0 for a moment) */
+  uint32_t used;    /* slots taken by puts and not yet emptied by takes */
+  uint32_t head;    /* ticket of the next take */
+  uint32_t tail;    /* ticket of the next put */
+  uint32_t pad[28];
+} dm_bcache_t;
 
 /* ---------------------------------------------------------------- stats --- */
 typedef struct dm_arena_stats {
@@ -207,6 +221,8 @@ typedef struct dm_layout {
   uint64_t total;        /* bytes needed: == heap_bytes */
   uint32_t top, narenas;
   uint64_t grow_off;     /* dm_grow_t (always laid out; used when grows) */
+  uint64_t bcache_off, bslot_off; /* block cache rings and their slots */
+  uint32_t bcap[DM_CACHE_ORDERS]; /* slots per order (a power of two, or 0) */
   uint32_t grows;        /* 1: pool is a reserved range that is mapped as needed */
   uint32_t pad;
 } dm_layout_t;
@@ -225,6 +241,10 @@ typedef struct dm_heap {
                                 * (0: off; see dm_heap_request_size) */
   uint32_t check;              /* 1: check mode (canaries after blocks, checked at free) */
   dm_class_t classes[DM_NUM_CLASSES];
+  dm_bcache_t *bcache;         /* DM_CACHE_ORDERS rings */
+  uint32_t *bslots;            /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */
+  uint32_t bcap[DM_CACHE_ORDERS];
+  uint32_t bbase[DM_CACHE_ORDERS];
   /* growth (NULL grow: a fixed heap, everything below unused) */
   dm_grow_t *grow;             /* in the metadata */
   dm_grow_host_t *ghost;       /* shared with the host's service thread */

@@ -214,6 +214,7 @@ DM_COLD uint64_t dm_grow_trim(dm_heap_t *h, uint64_t floor, uint64_t unit) {
   /* Empty chunks that bins keep go back to the tree first (in a heap that
    * grows the pass scans only the chunks below `released`: reclaim.c). */
   dm_reclaim_chunks(h);
+  dm_bcache_flush(h); /* cached blocks, too */
   grow_lock(g);
   uint64_t r = dm_load64(&g->released);
   while (r > floor) {

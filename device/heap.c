@@ -4,8 +4,9 @@
  * (device/devmalloc.cu on the GPU, device/single.c for one caller, as in the
  * host tests) combine the two, and devmalloc.cu aggregates requests of a warp.
  * Calls run one way: heap.c -> slab.c -> tree.c -> grow.c -> reclaim.c ->
- * buddy.c -> sem.c (tree.c: requests to the tree for chunks and large
- * blocks; reclaim.c: the empty chunks bins keep, back to the tree).
+ * blockcache.c -> buddy.c -> sem.c (tree.c: requests to the tree for chunks
+ * and large blocks; reclaim.c: the empty chunks bins keep, back to the tree;
+ * blockcache.c: freed large blocks kept whole for the next request).
  *
  * Counters: per arena, allocations and frees per class, large allocations,
  * frees and bytes (signed: a block may be freed from another arena), and
@@ -153,8 +154,8 @@ DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
 DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
   uint64_t bytes = dm_heap_node_bytes(h, y);
   dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
-  if (j) dm_buddy_free_run(&h->buddy, y, j);
-  else dm_buddy_free(&h->buddy, y);
+  if (j) dm_buddy_join_run(&h->buddy, y, j);
+  if (!dm_bcache_put(h, y)) dm_buddy_free(&h->buddy, y);
   dm_add64(&h->astats[arena].large_frees, 1ull << j);
   dm_add64(&h->astats[arena].large_bytes, (uint64_t)0 - bytes);
 }

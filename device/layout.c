@@ -82,6 +82,15 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
   L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
   L->grow_off = o;   o = ALIGN_UP(o + sizeof(dm_grow_t), 256);
+  uint64_t slots = 0;
+  for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) { /* a power of two <= blocks of the order */
+    uint64_t blocks = pool >> (DM_LEAF_SHIFT + c), cap = 0;
+    if (blocks) for (cap = 1; cap * 2 <= blocks && cap * 2 <= DM_CACHE_SLOTS; cap *= 2) {}
+    L->bcap[c] = (uint32_t)cap;
+    slots += cap;
+  }
+  L->bcache_off = o; o = ALIGN_UP(o + DM_CACHE_ORDERS * sizeof(dm_bcache_t), 256);
+  L->bslot_off = o;  o = ALIGN_UP(o + slots * 4, 256);
   L->total = o;
 }
 
@@ -154,6 +163,12 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->narenas = L->narenas;
   h->nchunks = (uint32_t)L->nchunks;
   dm_classes_compute(h->classes);
+  h->bcache = (dm_bcache_t *)(uintptr_t)(base + L->bcache_off);
+  h->bslots = (uint32_t *)(uintptr_t)(base + L->bslot_off);
+  for (uint32_t c = 0, n = 0; c < DM_CACHE_ORDERS; n += L->bcap[c], c++) {
+    h->bcap[c] = L->bcap[c];
+    h->bbase[c] = n;
+  }
   if (L->grows) h->grow = (dm_grow_t *)(uintptr_t)(base + L->grow_off);
 }
 

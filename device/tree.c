@@ -1,11 +1,12 @@
 /*
  * tree.c — requests to the buddy tree for every caller (slab.c's chunks,
  * heap.c's large blocks): a fast "no memory" answer when the pool has too few
- * free bytes, the chunks bins keep taken back first (reclaim.c) when the tree
- * cannot serve, more memory for a heap that grows (grow.c), and a few
+ * free bytes, a block of the request's order from the block cache before the
+ * tree (blockcache.c), the cached blocks and the chunks bins keep given back
+ * (blockcache.c, reclaim.c) when the tree cannot serve, more memory for a heap that grows (grow.c), and a few
  * retries for requests that failed only because others were splitting.
  *
- * Calls: grow.c, reclaim.c, buddy.c. Locking: none of its own.
+ * Calls: grow.c, reclaim.c, blockcache.c, buddy.c. Locking: none of its own.
  */
 #include "dm_internal.h"
 
@@ -23,8 +24,9 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
  * dm_buddy_alloc_run) for any caller: chunks for slab.c, large blocks for
  * heap.c; first node or 0. When the tree cannot serve the blocks:
- *   1. return the empty chunks that bins keep (what the tree lacks may sit
- *      there, in memory that is mapped already);
+ *   1. return the blocks the block cache keeps and the empty chunks that
+ *      bins keep (what the tree lacks may sit there, in memory that is
+ *      mapped already);
  *   2. in a heap that grows, ask grow.c for more mapped memory (it waits for
  *      the host, boundedly);
  *   3. retry a few times while the pool has the bytes: a GROW that reaches
@@ -40,6 +42,8 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
   uint32_t j = 0;
   while ((1u << j) < k) j++;
   if (heap_full(h, bytes) && !dm_reclaim_chunks(h)) return 0; /* counts kept empty chunks */
+  uint64_t kept = dm_bcache_take(h, order + j);
+  if (kept) return dm_buddy_run_from(&h->buddy, kept, order, k);
   for (uint32_t tries = 0, grows = 0;;) {
     uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
     if (node) {
@@ -47,7 +51,7 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
       DM_ASSERT(!h->grow || dm_buddy_node_offset(&h->buddy, node) + bytes <= dm_load64(&h->grow->released));
       return node;
     }
-    if (dm_reclaim_chunks(h)) continue;
+    if (dm_bcache_flush(h) || dm_reclaim_chunks(h)) continue;
     if (h->grow && grows < DM_GROW_TRIES && dm_grow_more(h, order + j)) {
       grows++;
       continue;

@@ -10,15 +10,7 @@
  * the host-mapped block the runtime's service thread polls (it then unmaps
  * above that top and lifts the ceiling the trim set).
  */
-#include "dm_internal.h"
-#include "sem.c"
-#include "buddy.c"
-#include "sizeclass.c"
-#include "reclaim.c"
-#include "grow.c"
-#include "tree.c"
-#include "slab.c"
-#include "heap.c"
+#include "core_unity.h"
 
 extern "C" __global__ void devmalloc_trim_kernel(dm_heap_t *h, unsigned long long floor,
                                                  unsigned long long unit, unsigned long long *out) {

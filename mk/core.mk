@@ -1,6 +1,6 @@
 # mk/core.mk — the allocator core built for the host (test harness) and its tests.
 
-CORE_SRCS := device/sem.c device/buddy.c device/sizeclass.c device/reclaim.c device/grow.c device/tree.c device/slab.c device/heap.c \
+CORE_SRCS := device/sem.c device/buddy.c device/blockcache.c device/sizeclass.c device/reclaim.c device/grow.c device/tree.c device/slab.c device/heap.c \
              device/single.c device/layout.c device/check.c device/host_prim.c
 CORE_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core/%.o)
 CORE_TSAN_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-tsan/%.o)
@@ -18,7 +18,7 @@ $(CORE_TSAN_LIB): $(CORE_TSAN_OBJS)
 	ar rcs $@ $^
 
 UNIT_FIXTURE := tests/unit/heap_fixture.c
-CORE_TESTS := sem buddy slab misuse exhaust stress
+CORE_TESTS := sem buddy blockcache slab misuse exhaust stress
 CORE_TEST_BINS := $(CORE_TESTS:%=$(BUILD)/tests/test_%)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURE) tests/unit/*.h $(CORE_LIB) | $(BUILD)/tests/.dir

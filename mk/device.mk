@@ -4,8 +4,10 @@
 #   build/devmalloc.ptx              PTX for load-time re-linking (the shim's JIT path)
 #   build/nvcc-dlto                  the nvcc to use for -dlto links (see tools/cuda-dlto-toolkit.sh)
 
-DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h device/sem.c device/buddy.c device/sizeclass.c \
-               device/slab.c device/heap.c device/grow.c device/*.h include/devmalloc.h
+# The core files the device library compiles (core_unity.h includes them):
+# every device/*.c but the host-only ones.
+DEVICE_CORE_SRCS := $(filter-out device/host_prim.c device/layout.c device/check.c device/single.c,$(wildcard device/*.c))
+DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h $(DEVICE_CORE_SRCS) device/*.h include/devmalloc.h
 # Register cap of devmalloc's device code. Callers compiled against the
 # built-in malloc/free keep values in registers R32 and up across the call
 # (the stock implementation never touches them); a malloc compiled with more

@@ -40,7 +40,7 @@ CHECK_BINS += $(BUILD)/tests/test_heap_sizes
 # The trim kernel (device/trim_kernel.cu: dm_grow_trim as a kernel), a fatbin
 # embedded in the host runtime as a C array and loaded per context at the
 # first trim.
-$(BUILD)/host/trim_kernel.fatbin: device/trim_kernel.cu $(filter-out device/host_prim.c device/layout.c device/check.c,$(wildcard device/*.c)) device/*.h | $(BUILD)/host/.dir
+$(BUILD)/host/trim_kernel.fatbin: device/trim_kernel.cu $(DEVICE_CORE_SRCS) device/*.h | $(BUILD)/host/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -fatbin $(NVCC_GENCODE) $< -o $@
 $(BUILD)/host/trim_fatbin.c: $(BUILD)/host/trim_kernel.fatbin
 	{ echo '/* generated from device/trim_kernel.cu by mk/host.mk */'; \

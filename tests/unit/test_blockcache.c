@@ -1,0 +1,155 @@
+/* test_blockcache.c — freed large blocks kept whole per order: the next
+ * request of the order gets one back without the tree, a second free of a
+ * cached block (or of a block inside one) is a double free, the cache never
+ * costs a request that the whole pool could serve, a full ring sends blocks
+ * to the tree, and threads putting and taking at once lose nothing. */
+#include <pthread.h>
+#include "test_common.h"
+
+#define KiB (1ull << 10)
+#define MiB (1ull << 20)
+
+static fixture_heap_t f;
+static uint32_t fresh_free[DM_MAX_ORDERS]; /* AVAIL blocks per order of the fresh heap */
+
+static int setup(void **st) {
+  fixture_heap_init(&f, 16 * MiB, 2);
+  for (uint32_t o = 0; o <= f.h->buddy.top; o++) fresh_free[o] = dm_sem_value(&f.h->buddy.sem[o]);
+  return 0;
+}
+
+/* The tree's free blocks are those of the fresh heap: everything merged back. */
+static void assert_tree_as_fresh(void) {
+  for (uint32_t o = 0; o <= f.h->buddy.top; o++)
+    assert_int_equal(dm_sem_value(&f.h->buddy.sem[o]), fresh_free[o]);
+}
+static int teardown(void **st) {
+  fixture_heap_fini(&f);
+  return 0;
+}
+
+static uint32_t cached_total(void) {
+  uint32_t n = 0;
+  for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) n += dm_bcache_count(f.h, o);
+  return n;
+}
+
+static void test_free_is_cached_and_reused(void **st) {
+  void *a = dm_malloc(f.h, 16 * KiB, 16);
+  assert_non_null(a);
+  assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
+  assert_int_equal(dm_bcache_count(f.h, 0), 1);
+  assert_int_equal(f.h->hstats->footprint, 0); /* a cached block is free memory */
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  void *b = dm_malloc(f.h, 16 * KiB, 16);
+  assert_ptr_equal(a, b); /* taken back from the cache */
+  assert_int_equal(dm_bcache_count(f.h, 0), 0);
+  assert_int_equal(dm_free(f.h, b), DM_FREE_OK);
+  assert_int_equal(dm_bcache_flush(f.h), 1);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  assert_tree_as_fresh();
+}
+
+static void test_double_free_of_cached_block(void **st) {
+  void *a = dm_malloc(f.h, 64 * KiB, 16);
+  assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, a), DM_FREE_DOUBLE);
+  assert_int_equal(f.h->hstats->double_frees, 1);
+  assert_int_equal(dm_bcache_count(f.h, 2), 1); /* kept once */
+  /* A warp's run of four 16 KiB blocks, freed as one: the cache keeps the
+   * 64 KiB block whole; freeing one of the four again is a double free. */
+  char *run = dm_heap_malloc_run(f.h, 0, 4, 0);
+  assert_non_null(run);
+  assert_ptr_equal(run, a); /* the cached 64 KiB block, carved */
+  uint64_t first = dm_buddy_node_at(&f.h->buddy, 0, (uint64_t)(run - f.h->buddy.base));
+  dm_heap_free_nodes(f.h, first >> 2, 2, 0);
+  assert_int_equal(dm_bcache_count(f.h, 2), 1);
+  assert_int_equal(dm_free(f.h, run + 32 * KiB), DM_FREE_DOUBLE);
+  assert_int_equal(dm_free(f.h, run), DM_FREE_DOUBLE);
+  assert_int_equal(f.h->hstats->double_frees, 3);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  dm_bcache_flush(f.h);
+  f.h->hstats->double_frees = 0;
+}
+
+/* Fill the pool with 16 KiB blocks, free them all (the cache keeps what its
+ * ring holds), then ask for the largest block the pool has: the tree lacks
+ * it until the cached blocks go back, so the request flushes the cache. */
+static void test_cache_never_costs_a_request(void **st) {
+  enum { MAXB = 2048 };
+  void *blk[MAXB];
+  int n = 0;
+  while (n < MAXB && (blk[n] = dm_malloc(f.h, 16 * KiB, 16)) != NULL) n++;
+  assert_true(n > 500);
+  for (int i = 0; i < n; i++) assert_int_equal(dm_free(f.h, blk[i]), DM_FREE_OK);
+  assert_int_equal(dm_bcache_count(f.h, 0), f.h->bcap[0]); /* the ring is full; the rest went to the tree */
+  assert_true(f.h->bcap[0] < (uint32_t)n);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  uint64_t biggest = 1ull << (f.h->buddy.top + DM_LEAF_SHIFT);
+  while (biggest > f.h->buddy.pool_bytes) biggest >>= 1;
+  void *big = dm_malloc(f.h, biggest, 16);
+  assert_non_null(big);
+  assert_int_equal(cached_total(), 0);
+  assert_int_equal(dm_free(f.h, big), DM_FREE_OK);
+  dm_bcache_flush(f.h);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+}
+
+/* Threads allocate and free large blocks of a few orders at once: every
+ * block is handed to one thread at a time (each writes its id over its
+ * block and checks it before freeing), and the heap ends whole. */
+#define THREADS 8
+#define ROUNDS 3000
+static void *churn(void *arg) {
+  uintptr_t id = (uintptr_t)arg;
+  uint32_t x = (uint32_t)id * 2654435761u + 1u;
+  void *held[4] = {0};
+  for (int r = 0; r < ROUNDS; r++) {
+    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    int k = (int)(x % 4);
+    if (held[k]) {
+      uint64_t *w = held[k];
+      if (w[0] != id || w[1] != (uint64_t)k) fail_msg("block shared between threads");
+      if (dm_free(f.h, held[k]) != DM_FREE_OK) fail_msg("free failed");
+      held[k] = NULL;
+    } else {
+      uint64_t size = (16 * KiB) << (x >> 8) % 3;
+      uint64_t *w = dm_malloc(f.h, size, 16);
+      if (w) {
+        w[0] = id;
+        w[1] = (uint64_t)k;
+        held[k] = w;
+      }
+    }
+  }
+  for (int k = 0; k < 4; k++)
+    if (held[k]) dm_free(f.h, held[k]);
+  return NULL;
+}
+
+static void test_threads_put_and_take(void **st) {
+  pthread_t t[THREADS];
+  for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, churn, (void *)i);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  assert_int_equal(f.h->hstats->double_frees + f.h->hstats->foreign_frees, 0);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  assert_true(cached_total() > 0);
+  dm_bcache_flush(f.h);
+  assert_tree_as_fresh();
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_free_is_cached_and_reused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_double_free_of_cached_block, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache_never_costs_a_request, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_threads_put_and_take, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
