@@ -36,7 +36,10 @@
  * the reclaim pass (reclaim.c) for each chunk it returns and by a bin that
  * adopts an empty chunk of another (the old bin's lock, to unlist it,
  * released before the new bin's lock is taken to list it) — never per
- * allocation and never by a free. No path holds two bin locks at once, nor
+ * allocation and never by a free. A bin's new chunks without slots taken
+ * are formatted under its lock, so that no empty chunk is seen outside a
+ * bin's list (an empty chunk is taken only under its bin's lock, and only if
+ * listed it is unlisted). No path holds two bin locks at once, nor
  * a bin lock while it calls into the tree. A free whose decrement gives a
  * full chunk room again flags the chunk (DM_LIVE_PEND, by CAS, once) and
  * pushes it on the bin's re-list stack (one CAS on `pending`; the link is in
@@ -249,12 +252,22 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
   }
 }
 
-/* List chunks idx .. idx+k-1, just formatted for the home bin with n slots of
- * the first kept by the caller, and signal their other units. */
-static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t idx, uint32_t k,
-                                     uint32_t n, uint32_t cap) {
+/* List chunks idx .. idx+k-1 in bin b of (arena, cls) and signal their
+ * units: the first was formatted with n > 0 slots kept by the caller; the
+ * others are formatted here, under the bin lock. An empty chunk of a bin is
+ * taken (by a reclaim pass or a bin adopting it, chunk_unbin) under that
+ * bin's lock: formatted before the lock, an extra chunk of a run was empty
+ * and not yet listed, was taken, and was then listed anyway, in two bins'
+ * lists at once; their lists broke, the bins' units pointed at no chunk, and
+ * the warps waiting for them spun for good (H200, mixed sizes after larger
+ * ones, most runs of the GPU suite). */
+static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls,
+                                     uint32_t idx, uint32_t k, uint32_t n, uint32_t cap) {
   bin_lock(b);
-  for (uint32_t i = k; i-- > 1;) list_insert(h, b, idx + i);
+  for (uint32_t i = k; i-- > 1;) {
+    chunk_format(h, idx + i, arena, cls, 0);
+    list_insert(h, b, idx + i);
+  }
   if (n < cap) list_insert(h, b, idx);
   dm_store32(&b->hint, idx + 1);
   bin_unlock(b);
@@ -280,7 +293,8 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
     if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
     *g = chunk_format(h, idx, rv->arena, rv->cls, n);
-    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), idx, 1, n, h->classes[rv->cls].cap);
+    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, idx, 1, n,
+                   h->classes[rv->cls].cap);
     return 1;
   }
   return 0;
@@ -321,8 +335,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   }
   uint32_t idx = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
   *g = chunk_format(h, idx, rv->arena, rv->cls, n);
-  for (uint32_t i = 1; i < k; i++) chunk_format(h, idx + i, rv->arena, rv->cls, 0);
-  bin_add_chunks(h, b, idx, k, n, cap);
+  bin_add_chunks(h, b, rv->arena, rv->cls, idx, k, n, cap);
   uint64_t bytes = (uint64_t)k << DM_CHUNK_SHIFT;
   dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   return 1;

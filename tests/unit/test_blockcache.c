@@ -144,12 +144,65 @@ static void test_threads_put_and_take(void **st) {
   assert_tree_as_fresh();
 }
 
+/* The GPU suite's order: large blocks of many orders fill the heap and are
+ * freed (the cache keeps a share of every order), then threads take small
+ * blocks of mixed sizes, whose chunks must come from the tree and the cache
+ * both. Every phase ends, the small requests fill the pool, and the heap
+ * ends whole. */
+static pthread_barrier_t phase;
+static uint64_t small_peak; /* footprint when the small requests failed */
+static void *fill_then_mixed(void *arg) {
+  uintptr_t id = (uintptr_t)arg;
+  enum { MAXB = 4096 };
+  static __thread void *mine[MAXB];
+  uint32_t x = (uint32_t)id * 2246822519u + 7u;
+  int n = 0;
+  for (int miss = 0; n < MAXB && miss < 4;) {
+    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    uint64_t size = (16 * KiB) << (x % 8);
+    void *p = dm_malloc(f.h, size, 16);
+    if (p) mine[n++] = p;
+    else miss++;
+  }
+  pthread_barrier_wait(&phase);
+  for (int i = 0; i < n; i++)
+    if (dm_free(f.h, mine[i]) != DM_FREE_OK) fail_msg("large free failed");
+  pthread_barrier_wait(&phase);
+  n = 0;
+  for (int i = 0; i < MAXB; i++) {
+    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    void *p = dm_malloc(f.h, 16 + x % 4081, 16);
+    if (!p) break;
+    mine[n++] = p;
+  }
+  pthread_barrier_wait(&phase);
+  if (id == 0) small_peak = f.h->hstats->footprint;
+  pthread_barrier_wait(&phase);
+  for (int i = 0; i < n; i++)
+    if (dm_free(f.h, mine[i]) != DM_FREE_OK) fail_msg("small free failed");
+  return NULL;
+}
+
+static void test_large_fill_then_mixed_small(void **st) {
+  pthread_t t[THREADS];
+  pthread_barrier_init(&phase, NULL, THREADS);
+  for (uintptr_t i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, fill_then_mixed, (void *)i);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&phase);
+  /* the small requests got NULL only with the pool held: the cached large
+   * blocks went back to the tree for them */
+  assert_true(small_peak > f.h->buddy.pool_bytes / 10 * 9);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_free_is_cached_and_reused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_double_free_of_cached_block, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_never_costs_a_request, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads_put_and_take, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_large_fill_then_mixed_small, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
