@@ -25,17 +25,6 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   return 1;
 }
 
-/* Return every empty chunk that bins keep to the tree (the tree runs short).
- * The pass is shared: every caller that arrives while it runs takes ranges of
- * chunks from a cursor and releases the empty ones there, then waits for the
- * pass to end (a caller that gave up while others were freeing the very
- * chunks that would split its block got NULL with memory on its way).
- * hstats->reclaim is gen << 2 | state (0 idle, 1 starting, 2 running); a
- * waiter waits for the word it saw to change, never for a later pass. The
- * caller that starts a pass fixes how many chunks it covers (reclaim_chunks:
- * all of them, or in a heap that grows those below `released`, the only ones
- * that can be in use), so that every caller counts the same ranges.
- * Returns nonzero when the caller should try the tree again. */
 /* The chunks that can be slab chunks: all of them, or in a heap that grows
  * those below `released` (above it the grower holds the memory). A reclaim
  * pass covers these; so does a bin looking for an empty chunk to adopt
@@ -49,6 +38,17 @@ DM_FN uint64_t dm_reclaim_span(const dm_heap_t *h) {
   return n;
 }
 
+/* Return every empty chunk that bins keep to the tree (the tree runs short).
+ * The pass is shared: every caller that arrives while it runs takes ranges of
+ * chunks from a cursor and releases the empty ones there, then waits for the
+ * pass to end (a caller that gave up while others were freeing the very
+ * chunks that would split its block got NULL with memory on its way).
+ * hstats->reclaim is gen << 2 | state (0 idle, 1 starting, 2 running); a
+ * waiter waits for the word it saw to change, never for a later pass. The
+ * caller that starts a pass fixes how many chunks it covers (reclaim_chunks:
+ * all of them, or in a heap that grows those below `released`, the only ones
+ * that can be in use), so that every caller counts the same ranges.
+ * Returns nonzero when the caller should try the tree again. */
 #define DM_RECLAIM_RANGE 64u /* chunks per cursor step */
 DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
   dm_heap_stats_t *s = h->hstats;
