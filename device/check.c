@@ -169,9 +169,9 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
 
 /* Every block is free: no slot and no large block is allocated, so the
  * free blocks of the tree, the blocks the block cache keeps and the empty
- * chunks that bins keep (a reclaim pass
- * returns those when the tree runs short) add up to the whole pool. When
- * not, `why` (if given) says what is held. */
+ * chunks that bins keep (a reclaim pass returns those when the tree runs
+ * short) add up to the whole pool. When not, `why` (if given) says what is
+ * held. */
 int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
   uint32_t used_chunks = 0, empty = 0;
   for (uint32_t i = 0; i < h->nchunks; i++) {

@@ -3,8 +3,9 @@
  * heap.c's large blocks): a fast "no memory" answer when the pool has too few
  * free bytes, a block of the request's order from the block cache before the
  * tree (blockcache.c), the cached blocks and the chunks bins keep given back
- * (blockcache.c, reclaim.c) when the tree cannot serve, more memory for a heap that grows (grow.c), and a few
- * retries for requests that failed only because others were splitting.
+ * (blockcache.c, reclaim.c) when the tree cannot serve, more memory for a
+ * heap that grows (grow.c), and a few retries for requests that failed only
+ * because others were splitting.
  *
  * Calls: grow.c, reclaim.c, blockcache.c, buddy.c. Locking: none of its own.
  */
