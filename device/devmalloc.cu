@@ -60,7 +60,10 @@ static __device__ __noinline__ void *dm_unbound(void) {
  * tree operation per warp instead of one per lane. What remains (different
  * orders, larger alignment, or no block that large free) is allocated one lane
  * at a time: lanes of one warp spinning on each other's locks and semaphore
- * reservations, all at once, was what made large blocks slow. */
+ * reservations, all at once, was what made large blocks slow. When the run
+ * failed because the pool has no room for even one block, every lane gets
+ * NULL at once (a kernel of failing requests: 2x slower per call than one of
+ * succeeding requests while each lane asked again, H200). */
 static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align, uint32_t arena) {
   uint32_t active = __activemask(), lane = lane_id();
   uint32_t order = dm_heap_large_order(h, size, align);
@@ -78,6 +81,14 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
       res = first + ((uint64_t)rank << (order + DM_LEAF_SHIFT));
       done = 1;
     }
+  }
+  if (k > 1 && !done) { /* the run failed: in a full pool every lane would fail too */
+    int full = 0;
+    if (lane == leader && dm_tree_no_room(h, order)) {
+      full = 1;
+      dm_heap_note_failure(h, arena, k);
+    }
+    done = __shfl_sync(grp, full, (int)leader);
   }
   uint32_t todo = __ballot_sync(active, !done);
   for (uint32_t m = todo; m; m &= m - 1) {

@@ -22,6 +22,15 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
   return held > h->buddy.pool_bytes || h->buddy.pool_bytes - held < bytes;
 }
 
+/* No block of `order` can be had: fewer free bytes in the pool than one
+ * such block, with the kept empty chunks already counted out (a caller's
+ * dm_tree_alloc that just failed ran the reclaim pass). A warp whose run of
+ * blocks failed asks this before it asks again lane by lane: in a full heap
+ * those 32 one-block requests in turn were what a failing request cost. */
+DM_FN int dm_tree_no_room(dm_heap_t *h, uint32_t order) {
+  return heap_full(h, 1ull << (order + DM_LEAF_SHIFT));
+}
+
 /* k adjacent blocks of `order` from the tree (k = 1: one block; see
  * dm_buddy_alloc_run) for any caller: chunks for slab.c, large blocks for
  * heap.c; first node or 0. When the tree cannot serve the blocks:

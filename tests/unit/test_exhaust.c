@@ -1,7 +1,7 @@
 /* test_exhaust.c — fill a heap with one size until NULL comes back: it ends,
  * and utilization (bytes granted / heap bytes) is at least 90% for every
  * power of two from 16 B to 1 MiB. Prints the figures. Then frees all and
- * checks the heap is whole again. */
+ * checks the heap is whole again; and the "no room" answer of a full heap. */
 #include "test_common.h"
 
 #define HEAP (32ull << 20)
@@ -50,10 +50,50 @@ static void test_utilization_odd_sizes(void **st) {
   }
 }
 
+/* The answer a warp whose run failed asks for before it asks lane by lane:
+ * "no room for one block" exactly while a request of that order fails, and
+ * not while empty chunks that bins keep could make room (a run of the tree
+ * reclaims them first). */
+static void test_no_room_answer(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, HEAP, 4);
+  uint64_t size = 64u << 10, n = 0, cap = HEAP / size;
+  uint32_t order = dm_heap_large_order(f.h, size, 16);
+  void **p = malloc(cap * sizeof *p);
+  assert_false(dm_tree_no_room(f.h, order));
+  while ((p[n] = dm_malloc(f.h, size, 16)) != NULL) n++;
+  assert_true(n > 0 && n <= cap);
+  assert_null(dm_heap_malloc_run(f.h, order, 2, 0));
+  assert_true(dm_tree_no_room(f.h, order));
+  assert_int_equal(dm_free(f.h, p[--n]), DM_FREE_OK);
+  assert_false(dm_tree_no_room(f.h, order));
+  assert_non_null(p[n] = dm_malloc(f.h, size, 16));
+  n++;
+  for (uint64_t i = 0; i < n; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  /* Small blocks fill the heap, then all go: their chunks are kept empty,
+   * and the run asked next reclaims them and succeeds. */
+  void *q, **s = malloc((HEAP / 16) * sizeof *s);
+  uint64_t m = 0;
+  while ((q = dm_malloc(f.h, 16, 16)) != NULL) s[m++] = q;
+  assert_true(dm_tree_no_room(f.h, order));
+  for (uint64_t i = 0; i < m; i++) assert_int_equal(dm_free(f.h, s[i]), DM_FREE_OK);
+  char *run = dm_heap_malloc_run(f.h, order, 2, 0);
+  assert_non_null(run);
+  assert_false(dm_tree_no_room(f.h, order));
+  assert_int_equal(dm_free(f.h, run), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, run + size), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  free(s);
+  free(p);
+  fixture_heap_fini(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utilization_powers_of_two),
       cmocka_unit_test(test_utilization_odd_sizes),
+      cmocka_unit_test(test_no_room_answer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
