@@ -42,7 +42,7 @@
  * listed it is unlisted). No path holds two bin locks at once, nor
  * a bin lock while it calls into the tree. A free whose decrement gives a
  * full chunk room again flags the chunk (DM_LIVE_PEND, by CAS, once) and
- * pushes it on the bin's re-list stack (one CAS on `pending`; the link is in
+ * pushes it on the bin's re-list stack (one exchange on `pending`; the link is in
  * the chunk): a lock per chunk that got room back was what bounded the free
  * rate of the classes of 1 KiB and up. A flagged chunk keeps its tag (the
  * release expects no flag). `hint` and `live` are read and updated
@@ -154,7 +154,7 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
   uint32_t cap = h->classes[tag_class(tag)].cap;
   if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
-  if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
+  if (used == n) dm_or64(&h->hstats->cached, 1); /* no load first: a result nobody waits for */
 }
 
 /* Pin up to `want` slots of chunk idx for tag. Returns the number pinned;
@@ -163,15 +163,14 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
  * One fetch-add, then what does not fit (or all of it, when the chunk went to
  * another bin meanwhile) is given back: a CAS loop here let one warp in
  * hundreds win per round when a small heap's few arenas put them all on one
- * chunk. An add on a chunk back in the tree or formatted for another bin is
+ * chunk. No load before the add: the hint is rarely full or stale, and the
+ * load cost every allocation a round trip to L2 (a give-back costs one only
+ * when it was). An add on a chunk back in the tree or formatted for another bin is
  * harmless: formatting adds to `live` (never stores), the reclaim's CAS
  * expects exactly its empty value, and the give-back re-lists as above. */
 static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap,
                                     uint32_t want, uint32_t *before) {
-  uint64_t *live = &h->chunks[idx].live;
-  uint64_t v = dm_load64(live);
-  if ((uint32_t)(v >> 32) != tag || live_used(v) >= cap) return 0;
-  uint64_t old = dm_add64(live, want);
+  uint64_t old = dm_add64(&h->chunks[idx].live, want);
   uint32_t used = live_used(old), t = 0;
   if ((uint32_t)(old >> 32) == tag && used < cap) t = cap - used < want ? cap - used : want;
   if (t < want) chunk_drop(h, idx, want - t);
@@ -395,10 +394,10 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
   uint32_t t = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
   if (!t) return dm_buddy_classify(&h->buddy, off); /* chunk gone: freed twice? */
   const dm_class_t *c = &h->classes[tag_class(t)];
-  uint64_t in = off & (DM_CHUNK_BYTES - 1);
-  if (in < DM_SLAB_DATA_OFF || (in - DM_SLAB_DATA_OFF) % c->size) return DM_FREE_FOREIGN;
-  uint64_t slot = (in - DM_SLAB_DATA_OFF) / c->size;
-  if (slot >= c->nslots) return DM_FREE_FOREIGN;
+  uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1));
+  if (in < DM_SLAB_DATA_OFF) return DM_FREE_FOREIGN;
+  uint32_t slot = dm_class_div(c, in - DM_SLAB_DATA_OFF);
+  if (slot * c->size != in - DM_SLAB_DATA_OFF || slot >= c->nslots) return DM_FREE_FOREIGN;
   *chunk = idx;
   *word = (uint32_t)(slot >> 6);
   *bit = 1ull << (slot & 63u);

@@ -79,6 +79,17 @@ static void test_chunk_geometry(void **st) {
   assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127 - 7); /* 7 slots at 16 KiB boundaries */
 }
 
+/* The free path's division by multiplication is exact for every class and
+ * every offset a chunk has. */
+static void test_class_div_exact(void **st) {
+  dm_class_t cl[DM_NUM_CLASSES];
+  dm_classes_compute(cl);
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++)
+    for (uint32_t x = 0; x < DM_CHUNK_BYTES; x++)
+      if (dm_class_div(&cl[c], x) != x / cl[c].size)
+        fail_msg("class %u (%u B): %u / size gives %u", c, cl[c].size, x, dm_class_div(&cl[c], x));
+}
+
 static void test_slots_never_dispatch_as_large(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
@@ -413,6 +424,7 @@ int main(void) {
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),
       cmocka_unit_test(test_chunk_geometry),
+      cmocka_unit_test(test_class_div_exact),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
