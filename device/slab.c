@@ -42,10 +42,10 @@
  * listed it is unlisted). No path holds two bin locks at once, nor
  * a bin lock while it calls into the tree. A free whose decrement gives a
  * full chunk room again flags the chunk (DM_LIVE_PEND, by CAS, once) and
- * pushes it on the bin's re-list stack (one exchange on `pending`; the link is in
- * the chunk): a lock per chunk that got room back was what bounded the free
- * rate of the classes of 1 KiB and up. A flagged chunk keeps its tag (the
- * release expects no flag). `hint` and `live` are read and updated
+ * pushes it on the bin's re-list stack (one exchange on `pending`; the link
+ * is in the chunk): a lock per chunk that got room back was what bounded
+ * the free rate of the classes of 1 KiB and up. A flagged chunk keeps its
+ * tag (the release expects no flag). `hint` and `live` are read and updated
  * lock-free. A stale hint is harmless: pinning checks the tag, and a chunk
  * re-formatted for the same bin is a valid target.
  */
@@ -154,23 +154,27 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
   uint32_t cap = h->classes[tag_class(tag)].cap;
   if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
-  if (used == n) dm_or64(&h->hstats->cached, 1); /* no load first: a result nobody waits for */
+  if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
 
 /* Pin up to `want` slots of chunk idx for tag. Returns the number pinned;
  * *before is the chunk's count before (a good place to look for free bits:
  * a chunk fills from low words up, so the count says where free bits start).
- * One fetch-add, then what does not fit (or all of it, when the chunk went to
- * another bin meanwhile) is given back: a CAS loop here let one warp in
+ * One fetch-add, then what does not fit (or all of it, when the chunk went
+ * to another bin meanwhile) is given back: a CAS loop here let one warp in
  * hundreds win per round when a small heap's few arenas put them all on one
- * chunk. No load before the add: the hint is rarely full or stale, and the
- * load cost every allocation a round trip to L2 (a give-back costs one only
- * when it was). An add on a chunk back in the tree or formatted for another bin is
- * harmless: formatting adds to `live` (never stores), the reclaim's CAS
- * expects exactly its empty value, and the give-back re-lists as above. */
+ * chunk. The load before the add skips a full hint without touching it:
+ * classes whose chunk one warp fills (4 KiB: 31 slots) would otherwise add
+ * and give back on nearly every pin. An add on a chunk back in the tree or
+ * formatted for another bin is harmless: formatting adds to `live` (never
+ * stores), the reclaim's CAS expects exactly its empty value, and the
+ * give-back re-lists as above. */
 static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap,
                                     uint32_t want, uint32_t *before) {
-  uint64_t old = dm_add64(&h->chunks[idx].live, want);
+  uint64_t *live = &h->chunks[idx].live;
+  uint64_t v = dm_load64(live);
+  if ((uint32_t)(v >> 32) != tag || live_used(v) >= cap) return 0;
+  uint64_t old = dm_add64(live, want);
   uint32_t used = live_used(old), t = 0;
   if ((uint32_t)(old >> 32) == tag && used < cap) t = cap - used < want ? cap - used : want;
   if (t < want) chunk_drop(h, idx, want - t);
