@@ -4,7 +4,7 @@
  * chunk and its bitmap lie, the bin's spin lock, its list of non-full
  * chunks and its re-list stack (slab.c's header comment has the rules).
  *
- * Locking: bin_lock/bin_unlock; the list functions and bin_drain need the
+ * Locking: bin_lock (or bin_trylock)/bin_unlock; the list functions and bin_drain need the
  * bin lock held; chunk_unbin takes the lock of the chunk's bin (only that
  * one); bin_push is lock-free (one exchange), and bin_drain waits for a
  * push's link only while that push, which holds nothing, writes it.
@@ -35,6 +35,12 @@ static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
   dm_fence();
+}
+/* The bin lock if it is free now (1), else nothing (0). */
+static DM_INLINE int bin_trylock(dm_bin_t *b) {
+  if (dm_load32(&b->lock) != 0u || dm_cas32(&b->lock, 0u, 1u) != 0u) return 0;
+  dm_fence();
+  return 1;
 }
 static DM_INLINE void bin_unlock(dm_bin_t *b) {
   dm_fence();
