@@ -212,18 +212,24 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
   uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
   for (;;) {
     uint32_t hint = dm_load32(&b->hint);
-    if (hint) {
+    /* The hint, then the chunk after it in the bin's list, read without the
+     * lock (a stale link is harmless: the pin checks tag and room). A bin
+     * whose hint filled stalled every warp that came to it for a locked
+     * search; most searches end at that next chunk. */
+    for (uint32_t c = hint, step = 0; c && step < 2; step++) {
       uint32_t before;
-      uint32_t t = chunk_pin(h, hint - 1, tag, cap, rv->units, &before);
+      uint32_t t = chunk_pin(h, c - 1, tag, cap, rv->units, &before);
       if (t) {
+        if (c != hint) dm_cas32(&b->hint, hint, c); /* the others follow */
         rv->cursor = before;
-        rv->chunk = hint;
+        rv->chunk = c;
         rv->pinned = t;
         rv->units -= t;
         return;
       }
-      if (dm_load32(&b->hint) != hint) continue; /* another caller moved it */
+      c = ld(&h->chunks[c - 1].next);
     }
+    if (hint && dm_load32(&b->hint) != hint) continue; /* another caller moved it */
     /* 0: another caller is rescanning, or a free is about to re-list a chunk */
     if (!bin_rescan(h, b, tag, cap)) dm_pause();
   }
@@ -285,9 +291,13 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, 
   dm_sem_signal(&b->sem, k * cap - n, cap - n);
 }
 
-/* Adopt an empty chunk that another bin keeps (any arena, any class) for the
- * home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN chunks from
- * a shared cursor (each grow its own range) for one whose count is 0, and
+/* Adopt an empty chunk that another bin of another class keeps (any arena)
+ * for the home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN
+ * chunks from a shared cursor (each grow its own range) for one whose count
+ * is 0 (not of the home class: in a workload of one size, which arena's
+ * bin a warp uses changes from kernel to kernel, and bins of that size took
+ * each other's chunks in a chain, each then adopting again: 4 KiB
+ * allocation on a heap that had served it once ran at 0.7x the peer), and
  * take it the way a reclaim pass releases one (chunk_unbin: its bin's units,
  * then under that bin's lock, the only bin lock held, the CAS of `live` from
  * exactly tag << 32 to 0); then format it for the home bin and list it. The
@@ -302,6 +312,7 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
     uint64_t v = dm_load64(&h->chunks[idx].live);
     uint32_t tag = (uint32_t)(v >> 32);
     if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
+    if (tag_class(tag) == rv->cls) continue; /* its bin's arena likely needs it back soon */
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
     *g = chunk_format(h, idx, rv->arena, rv->cls, n);
     bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, idx, 1, n,
