@@ -213,9 +213,8 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
   for (;;) {
     uint32_t hint = dm_load32(&b->hint);
     /* The hint, then the chunk after it in the bin's list, read without the
-     * lock (a stale link is harmless: the pin checks tag and room). A bin
-     * whose hint filled stalled every warp that came to it for a locked
-     * search; most searches end at that next chunk. */
+     * lock (a stale link is harmless: the pin checks tag and room); beyond
+     * that a search, which drops the full chunks from the list. */
     for (uint32_t c = hint, step = 0; c && step < 2; step++) {
       uint32_t before;
       uint32_t t = chunk_pin(h, c - 1, tag, cap, rv->units, &before);
@@ -229,8 +228,7 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
       }
       c = ld(&h->chunks[c - 1].next);
     }
-    if (hint && dm_load32(&b->hint) != hint) continue; /* another caller moved it */
-    /* 0: another caller is rescanning, or a free is about to re-list a chunk */
+    /* 0: another caller is searching, or a free is about to re-list a chunk */
     if (!bin_rescan(h, b, tag, cap)) dm_pause();
   }
 }
