@@ -289,13 +289,9 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, 
   dm_sem_signal(&b->sem, k * cap - n, cap - n);
 }
 
-/* Adopt an empty chunk that another bin of another class keeps (any arena)
- * for the home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN
- * chunks from a shared cursor (each grow its own range) for one whose count
- * is 0 (not of the home class: in a workload of one size, which arena's
- * bin a warp uses changes from kernel to kernel, and bins of that size took
- * each other's chunks in a chain, each then adopting again: 4 KiB
- * allocation on a heap that had served it once ran at 0.7x the peer), and
+/* Adopt an empty chunk that another bin keeps (any arena, any class) for the
+ * home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN chunks from
+ * a shared cursor (each grow its own range) for one whose count is 0, and
  * take it the way a reclaim pass releases one (chunk_unbin: its bin's units,
  * then under that bin's lock, the only bin lock held, the CAS of `live` from
  * exactly tag << 32 to 0); then format it for the home bin and list it. The
@@ -310,7 +306,6 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
     uint64_t v = dm_load64(&h->chunks[idx].live);
     uint32_t tag = (uint32_t)(v >> 32);
     if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
-    if (tag_class(tag) == rv->cls) continue; /* its bin's arena likely needs it back soon */
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
     *g = chunk_format(h, idx, rv->arena, rv->cls, n);
     bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, idx, 1, n,

@@ -262,31 +262,27 @@ static void test_empty_chunks_adopted(void **st) {
   assert_int_equal(dm_sem_value(&h->bins[cls].sem), n); /* all kept by arena 0 */
   assert_int_equal(h->hstats->footprint, footprint);
   uint64_t gen = h->hstats->reclaim;
-  /* arena 1 wants as many 512 B blocks as the chunks hold (its own class's
-   * kept chunks are never adopted: tested below) */
-  uint32_t mid = (uint32_t)dm_class_of(512, 16), mcap = h->classes[mid].cap, m = nchunks * mcap;
-  char **q = calloc(m, sizeof *q);
-  for (uint32_t i = 0; i < m; i++) {
+  for (uint32_t i = 0; i < n; i++) { /* arena 1 wants as many */
     dm_resv_t rv;
-    dm_resv_init(&rv, 1, mid);
+    dm_resv_init(&rv, 1, cls);
     dm_grant_t g = dm_slab_grant(h, &rv, 1);
     assert_int_not_equal(g.bits, 0);
-    q[i] = dm_grant_slot(g, dm_ctz64(g.bits));
-    uint32_t idx = (uint32_t)((uint64_t)(q[i] - h->buddy.base) >> DM_CHUNK_SHIFT);
+    p[i] = dm_grant_slot(g, dm_ctz64(g.bits));
+    uint32_t idx = (uint32_t)((uint64_t)(p[i] - h->buddy.base) >> DM_CHUNK_SHIFT);
     assert_true(was0[idx]); /* one of arena 0's former chunks */
-    assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(1, mid));
+    assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(1, cls));
   }
   assert_int_equal(h->hstats->reclaim, gen); /* no reclaim pass ran */
   assert_int_equal(h->hstats->footprint, footprint);
   assert_int_equal(h->hstats->peak, footprint);
   assert_int_equal(dm_sem_value(&h->bins[cls].sem), 0); /* arena 0 gave all its chunks */
-  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + mid].sem), 0);
+  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), 0);
   assert_int_equal(h->bins[cls].head, 0);
   fixture_assert_consistent(&f);
-  for (uint32_t i = 0; i < m; i++) assert_int_equal(dm_free(h, q[i]), DM_FREE_OK);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
-  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + mid].sem), m);
+  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), n);
   /* arena 0 adopts one back, for 2 KiB blocks */
   uint32_t other = (uint32_t)dm_class_of(2048, 16);
   dm_resv_t rv;
@@ -299,11 +295,10 @@ static void test_empty_chunks_adopted(void **st) {
   assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(0, other));
   assert_int_equal(h->hstats->reclaim, gen);
   assert_int_equal(h->hstats->footprint, footprint);
-  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + mid].sem), m - mcap);
+  assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), n - cap);
   assert_int_equal(dm_free(h, p[0]), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
-  free(q);
   free(was0);
   free(p);
   fixture_heap_fini(&f);
@@ -311,41 +306,6 @@ static void test_empty_chunks_adopted(void **st) {
 
 /* Below half the pool held, a bin takes its chunks from the tree even when
  * other bins keep empty chunks: adoption is for a pool that runs short. */
-/* A bin never adopts an empty chunk of its own class from another arena:
- * with the pool held by such chunks, a reclaim pass frees them instead. */
-static void test_no_adoption_of_own_class(void **st) {
-  fixture_heap_t f;
-  fixture_heap_init(&f, 4 * MiB, 2);
-  dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(1024, 16);
-  enum { MAX = 4096 };
-  char **p = calloc(MAX, sizeof *p);
-  uint32_t n = 0;
-  for (;;) {
-    dm_resv_t rv;
-    dm_resv_init(&rv, 0, cls);
-    dm_grant_t g = dm_slab_grant(h, &rv, 1);
-    if (!g.bits) break;
-    assert_true(n < MAX);
-    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  }
-  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  uint64_t gen = h->hstats->reclaim;
-  dm_resv_t rv;
-  dm_resv_init(&rv, 1, cls);
-  dm_grant_t g = dm_slab_grant(h, &rv, 1);
-  assert_int_not_equal(g.bits, 0);
-  char *q = dm_grant_slot(g, dm_ctz64(g.bits));
-  uint32_t idx = (uint32_t)((uint64_t)(q - h->buddy.base) >> DM_CHUNK_SHIFT);
-  assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(1, cls));
-  assert_int_not_equal(h->hstats->reclaim, gen); /* from the tree, after a reclaim pass */
-  assert_int_equal(dm_free(h, q), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  free(p);
-  fixture_heap_fini(&f);
-}
-
 static void test_no_adoption_below_half(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 16 * MiB, 2);
@@ -461,7 +421,6 @@ int main(void) {
       cmocka_unit_test(test_grow_runs),
       cmocka_unit_test(test_empty_chunks_adopted),
       cmocka_unit_test(test_no_adoption_below_half),
-      cmocka_unit_test(test_no_adoption_of_own_class),
       cmocka_unit_test(test_arena_count_follows_heap_size),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),
