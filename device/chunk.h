@@ -4,9 +4,10 @@
  * chunk and its bitmap lie, the bin's spin lock, its list of non-full
  * chunks and its re-list stack (slab.c's header comment has the rules).
  *
- * Locking: bin_lock/bin_unlock; the list functions and bin_drain need the
+ * Locking: bin_lock (or bin_trylock)/bin_unlock; the list functions and bin_drain need the
  * bin lock held; chunk_unbin takes the lock of the chunk's bin (only that
- * one); bin_push is lock-free.
+ * one); bin_push is lock-free (one exchange), and bin_drain waits for a
+ * push's link only while that push, which holds nothing, writes it.
  */
 #ifndef DM_CHUNK_H
 #define DM_CHUNK_H
@@ -34,6 +35,12 @@ static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_
 static DM_INLINE void bin_lock(dm_bin_t *b) {
   while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
   dm_fence();
+}
+/* The bin lock if it is free now (1), else nothing (0). */
+static DM_INLINE int bin_trylock(dm_bin_t *b) {
+  if (dm_load32(&b->lock) != 0u || dm_cas32(&b->lock, 0u, 1u) != 0u) return 0;
+  dm_fence();
+  return 1;
 }
 static DM_INLINE void bin_unlock(dm_bin_t *b) {
   dm_fence();
@@ -68,31 +75,36 @@ static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
   st(&c->listed, 0);
 }
 
+/* A pushed chunk's link to the next one on the stack, until its push has
+ * written it. */
+#define DM_LINK_UNSET 0xffffffffu
+
 /* Put chunk idx (its `live` carries DM_LIVE_PEND, set by the caller) on its
- * bin's re-list stack: one CAS, no lock. */
+ * bin's re-list stack: one exchange on the bin's word, no retry and no lock
+ * (a CAS loop there had every warp of a bin that freed into full chunks
+ * retrying against the others). The link is written after the exchange;
+ * until then it reads DM_LINK_UNSET and a drain waits for it. */
 static DM_INLINE void bin_push(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
-  uint32_t head = dm_load32(&b->pending);
-  for (;;) {
-    st(&h->chunks[idx].pending, head);
-    dm_fence(); /* the link before the chunk is reachable */
-    uint32_t old = dm_cas32(&b->pending, head, idx + 1);
-    if (old == head) return;
-    head = old;
-  }
+  st(&h->chunks[idx].pending, DM_LINK_UNSET);
+  dm_fence(); /* the mark before the chunk is reachable */
+  st(&h->chunks[idx].pending, dm_exch32(&b->pending, idx + 1));
 }
 
 /* Take the bin's whole re-list stack and list its chunks (caller holds the
  * bin lock). Each chunk's flag is cleared after its link was read: from then
  * on a free may push it again. A chunk keeps its tag while flagged (a
- * release expects no flag), so every chunk here is still the bin's. */
+ * release expects no flag), so every chunk here is still the bin's. A link
+ * not written yet belongs to a push between its exchange and its store,
+ * which holds nothing: the wait is short. */
 static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
-  uint32_t p = dm_load32(&b->pending);
-  if (!p) return;
-  for (uint32_t q; p && (q = dm_cas32(&b->pending, p, 0)) != p;) p = q;
+  if (!dm_load32(&b->pending)) return;
+  uint32_t p = dm_exch32(&b->pending, 0);
   dm_fence(); /* the links written before each push */
   while (p) {
     dm_chunk_t *c = &h->chunks[p - 1];
-    uint32_t next = ld(&c->pending);
+    uint32_t next;
+    while ((next = ld(&c->pending)) == DM_LINK_UNSET) dm_pause();
+    dm_fence(); /* the link read before the flag is cleared */
     dm_and64(&c->live, ~(uint64_t)DM_LIVE_PEND);
     if (!ld(&c->listed)) list_insert(h, b, p - 1);
     p = next;

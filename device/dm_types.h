@@ -119,8 +119,17 @@ typedef struct dm_class {
   uint32_t size;   /* slot bytes */
   uint32_t nslots; /* slots laid out in a chunk */
   uint32_t cap;    /* usable slots (nslots minus those at 16 KiB-aligned addresses) */
-  uint32_t pad;
+  uint32_t recip;  /* floor(2^32 / size) + 1: x / size is (x * recip) >> 32 for x < 2^17 */
 } dm_class_t;
+
+/* Slot index of byte offset x (< 2^17, past DM_SLAB_DATA_OFF) in a chunk of
+ * class c, by multiplication: with recip = floor(2^32/size) + 1 the error
+ * term x * (recip * size - 2^32) / 2^32 is below 2^17 * 2^13 / 2^32 < 1, so
+ * the quotient is exact. A 64-bit division per free was a long call on the
+ * GPU. */
+static DM_INLINE uint32_t dm_class_div(const dm_class_t *c, uint32_t x) {
+  return (uint32_t)(((uint64_t)x * c->recip) >> 32);
+}
 
 /* Slot bytes of class c: 16, 32, 48, 64, then four steps per power of two,
  * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 7168, 8192),

@@ -32,7 +32,7 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
     out[c].size = size;
     out[c].nslots = nslots;
     out[c].cap = nslots - skips;
-    out[c].pad = 0;
+    out[c].recip = 0xffffffffu / size + 1u;
   }
 }
 

@@ -79,6 +79,17 @@ static void test_chunk_geometry(void **st) {
   assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127 - 7); /* 7 slots at 16 KiB boundaries */
 }
 
+/* The free path's division by multiplication is exact for every class and
+ * every offset a chunk has. */
+static void test_class_div_exact(void **st) {
+  dm_class_t cl[DM_NUM_CLASSES];
+  dm_classes_compute(cl);
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++)
+    for (uint32_t x = 0; x < DM_CHUNK_BYTES; x++)
+      if (dm_class_div(&cl[c], x) != x / cl[c].size)
+        fail_msg("class %u (%u B): %u / size gives %u", c, cl[c].size, x, dm_class_div(&cl[c], x));
+}
+
 static void test_slots_never_dispatch_as_large(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
@@ -152,16 +163,17 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(dm_sem_value(&bin->sem), 0);
   assert_int_equal(dm_free(h, p[0]), DM_FREE_OK); /* room in chunk 1 */
   assert_int_equal(dm_sem_value(&bin->sem), 1);
-  p[0] = dm_malloc(h, 4096, 16); /* the full hint (chunk 2) is dropped, chunk 1 used */
+  /* the full hint (chunk 2) is passed for the next chunk of the list,
+   * chunk 1, without a search: chunk 2 stays listed until one drops it */
+  p[0] = dm_malloc(h, 4096, 16);
   assert_int_equal(bin->hint - 1, chunk1);
-  assert_false(h->chunks[chunk2].listed);
+  assert_true(h->chunks[chunk2].listed);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
   assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK); /* chunk 2 has room: queued, no lock taken */
-  assert_false(h->chunks[chunk2].listed);
   assert_int_equal(bin->pending, chunk2 + 1);
   assert_true((uint32_t)h->chunks[chunk2].live & DM_LIVE_PEND);
   assert_int_equal(dm_free(h, p[cap + 1]), DM_FREE_OK); /* queued once */
-  assert_int_equal(h->chunks[chunk2].pending, 0);
+  assert_int_equal(h->chunks[chunk2].pending, chunk1 + 1); /* chunk 1, queued when it got room */
   p[cap] = dm_malloc(h, 4096, 16); /* chunk 1 is full: the search lists chunk 2 and uses it */
   p[cap + 1] = dm_malloc(h, 4096, 16);
   assert_true(h->chunks[chunk2].listed);
@@ -413,6 +425,7 @@ int main(void) {
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),
       cmocka_unit_test(test_chunk_geometry),
+      cmocka_unit_test(test_class_div_exact),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
