@@ -110,7 +110,9 @@ int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L);
 uint64_t dm_layout_max_bytes(void);
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms);
 void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *out);
-void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx);
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx,
+                    int carve);
+uint64_t dm_heap_carve_chunks(const dm_layout_t *L);
 struct devmalloc_stats;
 void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
                         const dm_heap_stats_t *hs, struct devmalloc_stats *out);

@@ -38,6 +38,7 @@
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
+#define DM_CARVE_SLOTS     16384u /* the chunk order's ring: a fixed heap's first chunks, carved at format (layout.c) */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 #define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */

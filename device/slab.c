@@ -335,6 +335,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
   uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+  if (dm_bcache_count(h, DM_CHUNK_ORDER)) k = 1; /* a cached chunk: one ring operation */
   if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) {
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, g)) return 1;

@@ -123,7 +123,7 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
   }
   dm_heap_build(&h->layout, h->base, bytes, &h->image);
   dm_dev_writer_t w = {h->base, h->stream, CUDA_SUCCESS};
-  dm_heap_format(&h->layout, &h->image, dm_dev_write, &w);
+  dm_heap_format(&h->layout, &h->image, dm_dev_write, &w, 1);
   if (w.err != CUDA_SUCCESS) {
     st = DEVMALLOC_ECUDA;
     goto fail;

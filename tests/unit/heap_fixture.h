@@ -10,8 +10,12 @@ typedef struct {
   dm_layout_t L;
 } fixture_heap_t;
 
-/* Create (format) a heap of `bytes` with `narenas` arenas; aborts on failure. */
+/* Create (format) a heap of `bytes` with `narenas` arenas; aborts on failure.
+ * As the runtime formats one: its first chunks carved in the block cache. */
 void fixture_heap_init(fixture_heap_t *f, size_t bytes, unsigned narenas);
+/* The same without the carve: the whole pool in the tree (for tests of the
+ * tree's own behaviour). */
+void fixture_heap_init_tree(fixture_heap_t *f, size_t bytes, unsigned narenas);
 void fixture_heap_fini(fixture_heap_t *f);
 /* dm_heap_check() must report nothing; fails the test with its message. */
 void fixture_assert_consistent(const fixture_heap_t *f);

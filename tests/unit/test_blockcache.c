@@ -13,7 +13,7 @@ static fixture_heap_t f;
 static uint32_t fresh_free[DM_MAX_ORDERS]; /* AVAIL blocks per order of the fresh heap */
 
 static int setup(void **st) {
-  fixture_heap_init(&f, 16 * MiB, 2);
+  fixture_heap_init_tree(&f, 16 * MiB, 2);
   for (uint32_t o = 0; o <= f.h->buddy.top; o++) fresh_free[o] = dm_sem_value(&f.h->buddy.sem[o]);
   return 0;
 }

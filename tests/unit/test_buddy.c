@@ -9,7 +9,7 @@
 
 static void test_fresh_heap_is_whole(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 8 * MiB, 2);
+  fixture_heap_init_tree(&f, 8 * MiB, 2);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(f.h));
   fixture_heap_fini(&f);
@@ -17,7 +17,7 @@ static void test_fresh_heap_is_whole(void **st) {
 
 static void test_split_then_merge(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 8 * MiB, 1);
+  fixture_heap_init_tree(&f, 8 * MiB, 1);
   dm_buddy_t *b = &f.h->buddy;
   uint64_t n = dm_buddy_alloc(b, 0); /* splits down from the largest block */
   assert_true(n != 0);
@@ -37,7 +37,7 @@ static void test_split_then_merge(void **st) {
 
 static void test_fill_every_leaf(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 4 * MiB, 1);
+  fixture_heap_init_tree(&f, 4 * MiB, 1);
   dm_buddy_t *b = &f.h->buddy;
   uint64_t leaves = b->pool_bytes >> DM_LEAF_SHIFT;
   uint64_t *nodes = calloc(leaves + 1, sizeof *nodes);
@@ -68,7 +68,7 @@ static void test_fill_every_leaf(void **st) {
  * and disjoint. */
 static void test_random_ops_keep_invariants(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 6 * MiB + 5 * 16384, 1); /* not a power of two */
+  fixture_heap_init_tree(&f, 6 * MiB + 5 * 16384, 1); /* not a power of two */
   dm_buddy_t *b = &f.h->buddy;
   enum { LIVE = 64 };
   uint64_t live[LIVE] = {0};
@@ -105,7 +105,7 @@ static void test_random_ops_keep_invariants(void **st) {
 
 static void test_lookup(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 8 * MiB, 1);
+  fixture_heap_init_tree(&f, 8 * MiB, 1);
   dm_buddy_t *b = &f.h->buddy;
   uint64_t n = dm_buddy_alloc(b, 2);
   uint64_t off = dm_buddy_node_offset(b, n);
@@ -124,7 +124,7 @@ static void test_lookup(void **st) {
 
 static void test_too_large_fails_at_once(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 4 * MiB, 1);
+  fixture_heap_init_tree(&f, 4 * MiB, 1);
   dm_buddy_t *b = &f.h->buddy;
   assert_int_equal(dm_buddy_alloc(b, b->top + 1), 0);
   uint64_t n = dm_buddy_alloc(b, 0);
@@ -154,7 +154,7 @@ static void *free_a2(void *arg) {
 
 static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 4 * MiB, 1);
+  fixture_heap_init_tree(&f, 4 * MiB, 1);
   dm_buddy_t *b = &f.h->buddy;
   /* Allocate leaves until two complete sibling pairs are held: (a0, a1) the
    * lower, (a2, a3) the higher. */
@@ -209,7 +209,7 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
  * group) at once. */
 static void test_runs_carve_adjacent_blocks(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 16 * MiB, 1);
+  fixture_heap_init_tree(&f, 16 * MiB, 1);
   dm_buddy_t *b = &f.h->buddy;
   uint64_t seed = 7;
   for (uint32_t k = 1; k <= 32; k++) {

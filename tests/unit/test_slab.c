@@ -204,7 +204,7 @@ static void test_bin_bookkeeping(void **st) {
  * all of them are listed and served before the next grow. */
 static void test_grow_runs(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 16 * MiB, 1);
+  fixture_heap_init_tree(&f, 16 * MiB, 1);
   dm_heap_t *h = f.h;
   uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
   uint32_t want[] = {1, 2, 4, 8, 8}, total = 0;
@@ -366,6 +366,39 @@ static void test_cached_chunks_reclaimed_for_large(void **st) {
 }
 
 /* When the tree is full, an arena takes free slots that another arena holds. */
+/* A fresh heap keeps its first chunks carved in the block cache: a bin's
+ * grow takes one with a ring operation, the tree keeps the rest whole, and a
+ * block larger than what the tree holds gets the carved chunks back merged. */
+static void test_fresh_heap_carve(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 16 * MiB, 2);
+  dm_heap_t *h = f.h;
+  uint32_t carved = (uint32_t)dm_heap_carve_chunks(&f.L);
+  assert_true(carved >= 2 && carved <= h->nchunks / 2 && (carved & (carved - 1)) == 0);
+  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved);
+  assert_true(dm_heap_is_whole(h));
+  fixture_assert_consistent(&f);
+  void *p = dm_malloc(h, 64, 16);
+  assert_non_null(p);
+  uint32_t idx = (uint32_t)((uint64_t)((char *)p - h->buddy.base) >> DM_CHUNK_SHIFT);
+  assert_true(idx < carved); /* a carved chunk */
+  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved - 1);
+  fixture_assert_consistent(&f);
+  /* the one block of twice the carve's size (the pool holds less than
+   * four times it) covers the carve: the cache is flushed into it */
+  uint64_t big = 2 * (uint64_t)carved * DM_CHUNK_BYTES;
+  assert_true(big <= h->buddy.pool_bytes && 2 * big > h->buddy.pool_bytes);
+  assert_int_equal(dm_free(h, p), DM_FREE_OK); /* its chunk stays with its bin, empty */
+  void *q = dm_malloc(h, big, 16);
+  assert_non_null(q);
+  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), 0);
+  fixture_assert_consistent(&f);
+  assert_int_equal(dm_free(h, q), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 static void test_stealing(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 2 * MiB, 2);
@@ -430,6 +463,7 @@ int main(void) {
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_stealing),
+      cmocka_unit_test(test_fresh_heap_carve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
