@@ -47,6 +47,14 @@ static __device__ __forceinline__ uint32_t nth_bit(uint64_t x, uint32_t n) {
   return 32u + __fns((uint32_t)(x >> 32), 0, (int)(n - c) + 1);
 }
 
+/* The lanes of `active` whose key equals this lane's: `active` itself when
+ * every lane has the same key (two reductions, cheaper than a match, and
+ * the common case: a warp's lanes ask for one size, free into one word). */
+static __device__ __forceinline__ uint32_t same_key(uint32_t active, uint32_t key) {
+  if (__reduce_min_sync(active, key) == __reduce_max_sync(active, key)) return active;
+  return __match_any_sync(active, key);
+}
+
 static __device__ __noinline__ void *dm_unbound(void) {
   atomicAdd(&devmalloc_unbound_calls, 1ull);
   if (atomicCAS(&dm_unbound_reported, 0u, 1u) == 0u)
@@ -114,7 +122,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
     return p;
   }
 
-  uint32_t grp = __match_any_sync(__activemask(), cls);
+  uint32_t grp = same_key(__activemask(), (uint32_t)cls);
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
   uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u)), k = (uint32_t)__popc(grp);
   uint32_t slot_size = h->classes[cls].size;
@@ -203,18 +211,22 @@ static __device__ void dm_warp_free(void *p) {
   }
   uint32_t active = __activemask(), lane = lane_id();
   /* Lanes of one bitmap word: one fetch-and clears all their bits. */
-  uint32_t wg = __match_any_sync(active, (unsigned long long)chunk * DM_CHUNK_WORDS + word);
+  uint32_t wg = h->nchunks <= (1u << 25) /* the key fits 32 bits: heaps below 4 TiB */
+                    ? same_key(active, chunk * DM_CHUNK_WORDS + word)
+                    : __match_any_sync(active, (unsigned long long)chunk * DM_CHUNK_WORDS + word);
   uint32_t lo = __reduce_or_sync(wg, (uint32_t)bit), hi = __reduce_or_sync(wg, (uint32_t)(bit >> 32));
   uint32_t wlead = (uint32_t)__ffs(wg) - 1u;
   uint64_t cleared = 0;
   if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, word, ((uint64_t)hi << 32) | lo);
   cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
-  uint32_t same = __match_any_sync(wg, (unsigned long long)bit); /* same pointer twice */
+  /* the same pointer twice: only when the lanes' bits are fewer than the lanes */
+  uint32_t same = __popc(lo) + __popc(hi) == __popc(wg) ? 1u << lane
+                                                        : __match_any_sync(wg, (unsigned long long)bit);
   int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
   if (!ok) dm_heap_note_misuse(h, DM_FREE_DOUBLE);
   else if (h->check) dm_heap_check_free(h, (const char *)p, h->classes[tag_class(tag)].size);
   /* Lanes of one chunk: one update of its count, semaphore and counters. */
-  uint32_t cg = __match_any_sync(active, chunk);
+  uint32_t cg = wg == active ? active : __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
   if (lane == (uint32_t)__ffs(cg) - 1u && count) {
     dm_slab_free_commit(h, chunk, tag, count);
