@@ -267,7 +267,7 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
   }
 }
 
-/* List chunks idx .. idx+k-1 in bin b of (arena, cls) and signal their
+/* List chunks idx[0 .. k-1] in bin b of (arena, cls) and signal their
  * units: the first was formatted with n > 0 slots kept by the caller; the
  * others are formatted here, under the bin lock. An empty chunk of a bin is
  * taken (by a reclaim pass or a bin adopting it, chunk_unbin) under that
@@ -277,14 +277,14 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
  * the warps waiting for them spun for good (H200, mixed sizes after larger
  * ones, most runs of the GPU suite). */
 static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls,
-                                     uint32_t idx, uint32_t k, uint32_t n, uint32_t cap) {
+                                     const uint32_t *idx, uint32_t k, uint32_t n, uint32_t cap) {
   bin_lock(b);
   for (uint32_t i = k; i-- > 1;) {
-    chunk_format(h, idx + i, arena, cls, 0);
-    list_insert(h, b, idx + i);
+    chunk_format(h, idx[i], arena, cls, 0);
+    list_insert(h, b, idx[i]);
   }
-  if (n < cap) list_insert(h, b, idx);
-  dm_store32(&b->hint, idx + 1);
+  if (n < cap) list_insert(h, b, idx[0]);
+  dm_store32(&b->hint, idx[0] + 1);
   bin_unlock(b);
   dm_sem_signal(&b->sem, k * cap - n, cap - n);
 }
@@ -308,17 +308,19 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
     if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
     *g = chunk_format(h, idx, rv->arena, rv->cls, n);
-    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, idx, 1, n,
+    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, &idx, 1, n,
                    h->classes[rv->cls].cap);
     return 1;
   }
   return 0;
 }
 
-/* Take fresh chunks for the home bin, keeping n slots of the first. A bin
- * that keeps growing takes runs of 2, 4, then 8 adjacent chunks in one tree
- * operation (one chunk when no run is free): the tree's rate of operations
- * was what bounded allocation of the larger classes. Runs stop once half
+/* Take fresh chunks for the home bin, keeping n slots of the first: from
+ * the chunks a fixed heap keeps carved in the block cache while there are
+ * any (one ring operation each), then from the tree. A bin that keeps
+ * growing takes runs of 2, 4, then 8 chunks (from the tree, adjacent ones in
+ * one operation; one chunk when no run is free): the tree's rate of
+ * operations was what bounded allocation of the larger classes. Runs stop once half
  * the pool is held: with thousands of bins (arenas x classes) growing at
  * once they would take more than the requests need. (Runs that shrank with
  * the free share instead, 4 down to a quarter and 2 down to an eighth, made
@@ -335,24 +337,30 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
   uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
-  if (dm_bcache_count(h, DM_CHUNK_ORDER)) k = 1; /* a cached chunk: one ring operation */
+  uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0;
   if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) {
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, g)) return 1;
   }
-  uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
-  if (!node) {
-    k = 1;
-    node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
+  /* chunks carved at format (layout.c) first: a run is k ring operations */
+  for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
+    idx[got++] = (uint32_t)(dm_buddy_node_offset(&h->buddy, y) >> DM_CHUNK_SHIFT);
+  if (!got) {
+    uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
+    if (!node) {
+      k = 1;
+      node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
+    }
+    if (!node) {
+      dm_sem_signal(&b->sem, 0, cap - n);
+      return 0;
+    }
+    uint32_t first = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
+    for (got = 0; got < k; got++) idx[got] = first + got;
   }
-  if (!node) {
-    dm_sem_signal(&b->sem, 0, cap - n);
-    return 0;
-  }
-  uint32_t idx = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
-  *g = chunk_format(h, idx, rv->arena, rv->cls, n);
-  bin_add_chunks(h, b, rv->arena, rv->cls, idx, k, n, cap);
-  uint64_t bytes = (uint64_t)k << DM_CHUNK_SHIFT;
+  *g = chunk_format(h, idx[0], rv->arena, rv->cls, n);
+  bin_add_chunks(h, b, rv->arena, rv->cls, idx, got, n, cap);
+  uint64_t bytes = (uint64_t)got << DM_CHUNK_SHIFT;
   dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   return 1;
 }

@@ -384,6 +384,15 @@ static void test_fresh_heap_carve(void **st) {
   assert_true(idx < carved); /* a carved chunk */
   assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved - 1);
   fixture_assert_consistent(&f);
+  /* a bin's runs (1, 2, 4 chunks) come from the ring too, chunk by chunk */
+  uint32_t big4 = (uint32_t)dm_class_of(4096, 16), cap4 = h->classes[big4].cap;
+  void *r[7 * 31];
+  assert_int_equal(cap4, 31);
+  for (uint32_t i = 0; i < 7 * cap4; i++) assert_non_null(r[i] = dm_malloc(h, 4096, 16));
+  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved - 8);
+  assert_int_equal(h->hstats->footprint, 8 * DM_CHUNK_BYTES);
+  fixture_assert_consistent(&f);
+  for (uint32_t i = 0; i < 7 * cap4; i++) assert_int_equal(dm_free(h, r[i]), DM_FREE_OK);
   /* the one block of twice the carve's size (the pool holds less than
    * four times it) covers the carve: the cache is flushed into it */
   uint64_t big = 2 * (uint64_t)carved * DM_CHUNK_BYTES;
