@@ -68,8 +68,13 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
     }
     dm_store64(&s->cached, 0); /* chunks emptied from now on mark it again */
     dm_store64(&s->reclaim_chunks, dm_reclaim_span(h));
-    dm_store64(&s->reclaim_next, 0);
+    /* done before the cursor: a caller that joined the last pass and is
+     * late can take a range from the new cursor the moment it is reset; its
+     * count must land in the new count, not before that is reset (a count
+     * lost so made every caller wait for good, seen under TSan) */
     dm_store64(&s->reclaim_done, 0);
+    dm_fence();
+    dm_store64(&s->reclaim_next, 0);
     dm_fence();
     w = (w & ~3ull) + 2u;
     dm_store64(&s->reclaim, w);
@@ -84,7 +89,10 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
       uint64_t v = dm_load64(&h->chunks[i].live);
       if (v && live_used(v) == 0) chunk_release(h, i, (uint32_t)(v >> 32));
     }
-    if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) dm_store64(&s->reclaim, w + 2u); /* next gen, idle */
+    if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) { /* the pass's last range: next gen, idle */
+      uint64_t cur = dm_load64(&s->reclaim); /* this pass's word (w is older for a late caller) */
+      dm_store64(&s->reclaim, (cur & ~3ull) + 4u);
+    }
   }
   while (dm_load64(&s->reclaim) == w) dm_pause_ns(512);
   return 1;
