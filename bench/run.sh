@@ -55,8 +55,9 @@ and exits 2.
   --trace-period MS  with --trace: sampler thread period (default 5)
   --workloads LIST   init,sizes,scaling,mixed,divergent,churn,graph (utilization
                      runs after them on a 256 MiB heap unless "noutil"; the
-                     target phases (small heap, failing requests, first pass,
-                     shim) in a full run, or with "targets" in LIST)
+                     target phases (one process per size, small heap, failing
+                     requests, first pass, shim) in a full run, or with
+                     "targets" in LIST)
   --sizes LIST       16,64,1K,...
   -h, --help         this help
   --version          print the version
