@@ -4,9 +4,9 @@
  * chunk and its bitmap lie, the bin's spin lock, its list of non-full
  * chunks and its re-list stack (slab.c's header comment has the rules).
  *
- * Locking: bin_lock (or bin_trylock)/bin_unlock; the list functions and bin_drain need the
- * bin lock held; chunk_unbin takes the lock of the chunk's bin (only that
- * one); bin_push is lock-free (one exchange), and bin_drain waits for a
+ * Locking: bin_lock (or bin_trylock)/bin_unlock; the list functions and
+ * bin_drain need the bin lock held; chunk_unbin takes the lock of the
+ * chunk's bin (only that one); bin_push is lock-free (one exchange), and bin_drain waits for a
  * push's link only while that push, which holds nothing, writes it.
  */
 #ifndef DM_CHUNK_H
