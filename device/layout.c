@@ -195,8 +195,9 @@ static void acc_bit(format_acc_t *a, uint64_t index, uint64_t bit) {
 }
 
 /* The carved subtree under node i of `order` (every node SPLIT down to the
- * chunk order, whose nodes are CACHED and fill the chunk order's ring):
- * one write per level, the level's nodes being contiguous. */
+ * chunk order, whose nodes are CACHED and fill the chunk order's ring): a
+ * level's nodes are contiguous, so each level is written in pieces of
+ * CARVE_PIECE words from one stack buffer, and so is the ring. */
 #define CARVE_PIECE 1024u /* words per write */
 static void format_carve(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order,
                          dm_write_fn write, void *ctx) {

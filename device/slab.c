@@ -315,16 +315,16 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
   return 0;
 }
 
-/* Take fresh chunks for the home bin, keeping n slots of the first: from
- * the chunks a fixed heap keeps carved in the block cache while there are
- * any (one ring operation each), then from the tree. A bin that keeps
- * growing takes runs of 2, 4, then 8 chunks (from the tree, adjacent ones in
- * one operation; one chunk when no run is free): the tree's rate of
- * operations was what bounded allocation of the larger classes. Runs stop once half
- * the pool is held: with thousands of bins (arenas x classes) growing at
- * once they would take more than the requests need. (Runs that shrank with
- * the free share instead, 4 down to a quarter and 2 down to an eighth, made
- * a fresh 4 GiB heap's 2 KiB, 3000 B and 4 KiB alloc rows 3-4x slower and
+/* Take fresh chunks for the home bin, keeping n slots of the first: from the
+ * chunks a fixed heap keeps carved in the block cache while there are any
+ * (one ring operation each), then from the tree. A bin that keeps growing
+ * takes runs of 2, 4, then 8 chunks (from the tree, adjacent ones in one
+ * operation; one chunk when no run is free): the tree's rate of operations
+ * was what bounded allocation of the larger classes. Runs stop once half the
+ * pool is held: with thousands of bins (arenas x classes) growing at once
+ * they would take more than the requests need. (Runs that shrank with the
+ * free share instead, 4 down to a quarter and 2 down to an eighth, made a
+ * fresh 4 GiB heap's 2 KiB, 3000 B and 4 KiB alloc rows 3-4x slower and
  * mixed utilization 2 points lower, H200.)
  * Beyond half, when chunks emptied since the last reclaim pass (the heap's
  * mark), a bin first adopts an empty chunk that another bin keeps
