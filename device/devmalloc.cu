@@ -106,30 +106,28 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
   return res;
 }
 
-static __device__ void *dm_warp_malloc(size_t size, size_t align) {
+/* The slab part of a warp's request, from where its leader's fast grant left
+ * it: `served` lanes of `grp` have their slot in res (counted in the
+ * statistics already), and the leader's
+ * reservation (bin `tag`'s; units to pin, slots pinned and not claimed,
+ * units owed back to `chunk`, see dm_resv_t) goes on in dm_slab_grant.
+ * The counts come packed 8 bits each (units | pinned << 8 | drop << 16 |
+ * served << 24: a group has at most 32 lanes), so that the call passes few
+ * registers. Returns this lane's slot, or NULL. */
+static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t tag, uint32_t counts,
+                                                       uint32_t chunk_at, uint32_t cursor, char *res) {
   dm_heap_t *h = devmalloc_heap_desc;
-  if (!h) return dm_unbound();
-  if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
-  if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
-  uint64_t want = size;
-  size = dm_heap_request_size(h, size);
-  int cls = dm_class_of(size, align);
-  uint32_t arena = dm_heap_arena(h);
-  if (cls < 0) {
-    char *p = (char *)dm_warp_malloc_large(h, size, align, arena);
-    if (p && h->check)
-      dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
-    return p;
-  }
-
-  uint32_t grp = same_key(__activemask(), (uint32_t)cls);
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
   uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u)), k = (uint32_t)__popc(grp);
+  uint32_t arena = tag_arena(tag), cls = tag_class(tag), served = counts >> 24, first = served;
   uint32_t slot_size = h->classes[cls].size;
   dm_resv_t rv;
-  if (lane == leader) dm_resv_init(&rv, arena, (uint32_t)cls);
-  char *res = 0;
-  uint32_t served = 0;
+  dm_resv_init(&rv, arena, cls);
+  rv.units = counts & 0xffu;
+  rv.pinned = (counts >> 8) & 0xffu;
+  rv.drop = (counts >> 16) & 0xffu;
+  rv.chunk = chunk_at;
+  rv.cursor = cursor;
   while (served < k) {
     dm_grant_t g;
     g.bits = 0;
@@ -148,10 +146,74 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
     served += n;
   }
   if (lane == leader) {
-    if (served) dm_heap_note_slab(h, arena, (uint32_t)cls, served);
+    if (served > first) dm_heap_note_slab(h, arena, cls, served - first);
     if (served < k) dm_heap_note_failure(h, arena, k - served);
   }
-  if (res && h->check) dm_check_arm(res, want, slot_size);
+  return res;
+}
+
+/* Every request but the common case (dm_warp_malloc): no heap bound, bad
+ * arguments, check mode, alignment above the minimum, large blocks. */
+static __device__ __noinline__ void *dm_warp_malloc_slow(size_t size, size_t align) {
+  dm_heap_t *h = devmalloc_heap_desc;
+  if (!h) return dm_unbound();
+  if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
+  if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
+  uint64_t want = size;
+  size = dm_heap_request_size(h, size);
+  int cls = dm_class_of(size, align);
+  uint32_t arena = dm_heap_arena(h);
+  if (cls < 0) {
+    char *p = (char *)dm_warp_malloc_large(h, size, align, arena);
+    if (p && h->check)
+      dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
+    return p;
+  }
+  uint32_t grp = same_key(__activemask(), (uint32_t)cls);
+  char *res = dm_warp_slab_rest(grp, make_tag(arena, (uint32_t)cls), 0, 0, 0, 0);
+  if (res && h->check) dm_check_arm(res, want, h->classes[cls].size);
+  return res;
+}
+
+/* The common case: a slab class at the minimum alignment, served by the
+ * lanes' leader from one bitmap word (dm_slab_grant_fast). It calls nothing
+ * out of line but where it ends (the rest in dm_warp_slab_rest, everything
+ * else in dm_warp_malloc_slow): a malloc that used the call-saved registers
+ * R16-R31 saved them all in its prologue on every call (216-byte frame), and
+ * a 16 B alloc+free kernel waited on those local-memory stores and loads
+ * (half of its stalls, H200). */
+static __device__ void *dm_warp_malloc(size_t size, size_t align) {
+  dm_heap_t *h = devmalloc_heap_desc;
+  if (!h || h->check || size == 0 || size > DM_SLAB_MAX || align > DM_MIN_ALIGN || align == 0 ||
+      (align & (align - 1)) != 0)
+    return dm_warp_malloc_slow(size, align);
+  if (size < h->min_block) size = h->min_block;
+  int cls = dm_class_of(size, DM_MIN_ALIGN);
+  if (cls < 0) return dm_warp_malloc_slow(size, align);
+  uint32_t arena = dm_heap_arena(h);
+  uint32_t grp = same_key(__activemask(), (uint32_t)cls);
+  uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u, k = (uint32_t)__popc(grp);
+  dm_resv_t rv;
+  dm_resv_init(&rv, arena, (uint32_t)cls);
+  dm_grant_t g;
+  g.bits = 0;
+  g.chunk = 0;
+  g.word = 0;
+  g.size = 0;
+  if (lane == leader) {
+    g = dm_slab_grant_fast(h, &rv, k);
+    if (g.bits) dm_heap_note_slab(h, arena, (uint32_t)cls, (uint32_t)__popcll(g.bits));
+  }
+  uint64_t bits = __shfl_sync(grp, (unsigned long long)g.bits, (int)leader);
+  char *chunk = (char *)__shfl_sync(grp, (unsigned long long)g.chunk, (int)leader);
+  uint32_t word = __shfl_sync(grp, g.word, (int)leader);
+  uint32_t slot_size = __shfl_sync(grp, g.size, (int)leader);
+  uint32_t n = (uint32_t)__popcll(bits), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
+  char *res = 0;
+  if (rank < n) res = chunk + DM_SLAB_DATA_OFF + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
+  if (n < k)
+    return dm_warp_slab_rest(grp, make_tag(arena, (uint32_t)cls),
+                             rv.units | rv.pinned << 8 | rv.drop << 16 | n << 24, rv.chunk, rv.cursor, res);
   return res;
 }
 
@@ -187,21 +249,9 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
   }
 }
 
-static __device__ void dm_warp_free(void *p) {
-  if (!p) return;
-  dm_heap_t *h = devmalloc_heap_desc;
-  if (!h) return; /* nothing was allocated from a heap: nothing to free */
-  char *base = h->buddy.base;
-  uint64_t off = (uint64_t)((char *)p - base);
-  if ((char *)p < base || off >= h->buddy.pool_bytes) {
-    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
-    return;
-  }
-  uint32_t arena = dm_heap_arena(h);
-  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
-    dm_warp_free_large(h, off, arena);
-    return;
-  }
+/* A slab pointer's free, `check`: verify its canary (check mode). */
+static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const char *p, uint64_t off,
+                                                         int check) {
   uint32_t chunk, word, tag;
   uint64_t bit;
   int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
@@ -224,14 +274,35 @@ static __device__ void dm_warp_free(void *p) {
                                                         : __match_any_sync(wg, (unsigned long long)bit);
   int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
   if (!ok) dm_heap_note_misuse(h, DM_FREE_DOUBLE);
-  else if (h->check) dm_heap_check_free(h, (const char *)p, h->classes[tag_class(tag)].size);
+  else if (check) dm_heap_check_free(h, p, h->classes[tag_class(tag)].size);
   /* Lanes of one chunk: one update of its count, semaphore and counters. */
   uint32_t cg = wg == active ? active : __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
   if (lane == (uint32_t)__ffs(cg) - 1u && count) {
     dm_slab_free_commit(h, chunk, tag, count);
-    dm_heap_note_free(h, arena, tag_class(tag), count);
+    dm_heap_note_free(h, dm_heap_arena(h), tag_class(tag), count);
   }
+}
+
+/* A free in check mode (out of line: see dm_warp_malloc). */
+static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p, uint64_t off) {
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) dm_warp_free_large(h, off, dm_heap_arena(h));
+  else dm_warp_free_slab(h, p, off, 1);
+}
+
+static __device__ void dm_warp_free(void *p) {
+  if (!p) return;
+  dm_heap_t *h = devmalloc_heap_desc;
+  if (!h) return; /* nothing was allocated from a heap: nothing to free */
+  char *base = h->buddy.base;
+  uint64_t off = (uint64_t)((char *)p - base);
+  if ((char *)p < base || off >= h->buddy.pool_bytes) {
+    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+    return;
+  }
+  if (h->check) return dm_warp_free_checked(h, (const char *)p, off);
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) return dm_warp_free_large(h, off, dm_heap_arena(h));
+  dm_warp_free_slab(h, (const char *)p, off, 0);
 }
 
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would

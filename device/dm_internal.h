@@ -19,6 +19,7 @@ extern "C" {
 /* sem.c */
 DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count);
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b);
+DM_HOT int dm_sem_take_fast(dm_sem_t *s, uint32_t n, int polite);
 DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b);
 DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n);
 DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial);
@@ -57,6 +58,7 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]);
 /* slab.c */
 DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls);
 DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_FN char *dm_grant_slot(dm_grant_t g, int k);
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
                          uint32_t *word, uint64_t *bit, uint32_t *tag);

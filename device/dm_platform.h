@@ -13,6 +13,9 @@
  *   DM_COLD             qualifier of slow paths kept out of line on the GPU, so
  *                       that the hot path of malloc/free needs few registers
  *                       (the device code is capped at 32: docs/design.md)
+ *   DM_HOT              qualifier of core entry points that the GPU's malloc
+ *                       and free always inline (their common path: nothing
+ *                       in it may call out, docs/design.md)
  *   dm_load32/64        atomic loads (relaxed; pair with dm_fence)
  *   dm_store32/64       atomic stores
  *   dm_cas32/64         compare-and-swap, returns the old value (full fence)
@@ -38,6 +41,7 @@
 #define DM_FN __device__
 #define DM_INLINE __device__ __forceinline__
 #define DM_COLD __device__ __noinline__
+#define DM_HOT __device__ __forceinline__
 
 static DM_INLINE uint32_t dm_load32(const uint32_t *p) { return *(const volatile uint32_t *)p; }
 static DM_INLINE uint64_t dm_load64(const uint64_t *p) { return *(const volatile uint64_t *)p; }
@@ -91,6 +95,7 @@ static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
 #define DM_FN
 #define DM_INLINE inline
 #define DM_COLD
+#define DM_HOT
 
 #define DM_SC __ATOMIC_SEQ_CST
 static inline uint32_t dm_load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

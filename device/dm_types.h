@@ -282,6 +282,7 @@ typedef struct dm_resv {
   uint32_t chunk;    /* chunk index+1 */
   uint32_t tries;    /* arenas tried when stealing */
   uint32_t cursor;   /* where to look for free bits in `chunk` */
+  uint32_t drop;     /* units a pin added to `chunk` and still owes back */
 } dm_resv_t;
 
 #endif /* DM_TYPES_H */

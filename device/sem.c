@@ -4,7 +4,7 @@
  * A bulk semaphore counts units of a resource (C), units expected from
  * batches being produced (E) and units reserved by waiting threads (R), all in
  * one 64-bit word updated by CAS (signal is a single fetch-add, and so is a
- * wait that finds enough units: see sem_fast_take). wait(N, B)
+ * wait that finds enough units: see dm_sem_take_fast). wait(N, B)
  * either takes N units (DM_SEM_OK) or, when C + E - R < N, tells the caller to
  * produce a batch of B units (DM_SEM_GROW): the caller keeps N of them and
  * later calls signal(B - N, B - N), or signal(0, B - N) if it failed to
@@ -37,9 +37,12 @@ enum { SEM_RESERVED = 1 };
 
 /* Fast path: take n units with one fetch-add when there seem to be enough
  * (no CAS retries when thousands of threads take at once); a take that finds
- * too few puts them back. */
-static DM_INLINE int sem_fast_take(dm_sem_t *s, uint32_t n) {
-  if (SEM_C(dm_load64(&s->w)) < (int64_t)n) return 0;
+ * too few puts them back. Returns 1 when it took them. `polite`: only when
+ * no one waits (R == 0) either, so that a caller trying this ahead of
+ * dm_sem_wait does not take the units that reserved waiters wait for. */
+DM_HOT int dm_sem_take_fast(dm_sem_t *s, uint32_t n, int polite) {
+  uint64_t w = dm_load64(&s->w);
+  if (SEM_C(w) < (int64_t)n || (polite && SEM_R(w))) return 0;
   uint64_t old = dm_add64(&s->w, (uint64_t)0 - (uint64_t)n * SEM_UNIT);
   if (SEM_C(old) >= (int64_t)n) return 1;
   dm_add64(&s->w, (uint64_t)n * SEM_UNIT);
@@ -50,7 +53,7 @@ static DM_COLD int sem_wait_slow(dm_sem_t *s, uint32_t n, uint32_t b);
 
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
   DM_ASSERT(n > 0 && b >= n);
-  if (sem_fast_take(s, n)) return DM_SEM_OK;
+  if (dm_sem_take_fast(s, n, 0)) return DM_SEM_OK;
   return sem_wait_slow(s, n, b);
 }
 

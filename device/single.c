@@ -23,7 +23,8 @@ DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
   }
   dm_resv_t rv;
   dm_resv_init(&rv, arena, (uint32_t)cls);
-  dm_grant_t g = dm_slab_grant(h, &rv, 1);
+  dm_grant_t g = dm_slab_grant_fast(h, &rv, 1);
+  if (!g.bits) g = dm_slab_grant(h, &rv, 1);
   if (!g.bits) {
     dm_heap_note_failure(h, arena, 1);
     return 0;

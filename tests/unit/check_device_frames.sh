@@ -5,8 +5,8 @@
 # load-time re-link are the same number.
 set -u
 frames=$1 mk=$2 hdr=$3
-MALLOC_FRAME_MAX=256 # bytes; malloc's own frame (slow paths are out of line)
-FREE_FRAME_MAX=128
+MALLOC_FRAME_MAX=128 # bytes; malloc's own frame (all but the common path out of line)
+FREE_FRAME_MAX=96
 fail=0
 [ -s "$frames" ] || { echo "FAIL: $frames is empty (no ptxas -v output)"; exit 1; }
 check() { # name max

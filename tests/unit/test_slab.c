@@ -1,6 +1,6 @@
 /* test_slab.c — size classes, chunk geometry, bin bookkeeping, stealing
- * between arenas, empty chunks adopted by other bins, and free dispatch by
- * alignment. */
+ * between arenas, empty chunks adopted by other bins, the fast grant, and
+ * free dispatch by alignment. */
 #include "test_common.h"
 #include "chunk.h"
 
@@ -457,6 +457,103 @@ static void test_stealing(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* The fast grant (the GPU malloc's common path) and dm_slab_grant going on
+ * from what it leaves. It takes nothing when the bin has too few units,
+ * when a waiter is reserved on the semaphore, or for more slots than a chunk
+ * holds. On a hint chunk with less room than asked it pins what fits, and
+ * the full grant gives the rest back and pins it on another chunk. Every slot
+ * is handed out once; the heap is consistent, and whole after the frees. */
+static void test_grant_fast(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  dm_bin_t *b = bin_at(h, 0, cls);
+  char *got[96];
+  uint32_t n = 0;
+  dm_resv_t rv;
+#define TAKE(g)                                                                    \
+  for (uint64_t bits = (g).bits; bits; bits &= bits - 1) {                          \
+    assert_true(n < 96);                                                           \
+    got[n++] = dm_grant_slot((g), dm_ctz64(bits));                                 \
+  }
+  /* a fresh bin: no units, nothing taken; the full grant grows chunk A */
+  dm_resv_init(&rv, 0, cls);
+  dm_grant_t g = dm_slab_grant_fast(h, &rv, 20);
+  assert_int_equal(g.bits, 0);
+  assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
+  assert_int_equal(dm_sem_value(&b->sem), 0);
+  for (uint32_t want = 20; want;) {
+    g = dm_slab_grant(h, &rv, want);
+    assert_true(g.bits != 0);
+    want -= (uint32_t)dm_popc64(g.bits);
+    TAKE(g);
+  }
+  /* A has cap - 20 left: too few for 20 */
+  assert_int_equal(dm_sem_value(&b->sem), cap - 20);
+  dm_resv_init(&rv, 0, cls);
+  assert_int_equal(dm_slab_grant_fast(h, &rv, 20).bits, 0);
+  assert_int_equal(rv.units, 0);
+  /* the second grow is a run of two: B (20 kept, the hint) and C */
+  for (uint32_t want = 20; want;) {
+    g = dm_slab_grant(h, &rv, want);
+    want -= (uint32_t)dm_popc64(g.bits);
+    TAKE(g);
+  }
+  uint32_t units = dm_sem_value(&b->sem);
+  assert_int_equal(units, 3 * cap - 40);
+  /* more than a chunk holds, or a waiter reserved: nothing taken */
+  dm_resv_init(&rv, 0, cls);
+  assert_int_equal(dm_slab_grant_fast(h, &rv, cap + 1).bits, 0);
+  uint64_t w = b->sem.w;
+  b->sem.w = dm_semw_pack(dm_semw_c(w), dm_semw_e(w), 1);
+  assert_int_equal(dm_slab_grant_fast(h, &rv, 1).bits, 0);
+  b->sem.w = w;
+  assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
+  assert_int_equal(dm_sem_value(&b->sem), units);
+  /* the hint (B) has cap - 20 slots for 20: those are pinned and claimed,
+   * the rest is owed back to B and pinned elsewhere */
+  g = dm_slab_grant_fast(h, &rv, 20);
+  assert_int_equal(dm_popc64(g.bits), cap - 20);
+  assert_int_equal(rv.drop, 40 - cap);
+  assert_int_equal(rv.units, 40 - cap);
+  assert_int_equal(rv.pinned, 0);
+  TAKE(g);
+  for (uint32_t want = 40 - cap; want;) {
+    g = dm_slab_grant(h, &rv, want);
+    assert_true(g.bits != 0);
+    want -= (uint32_t)dm_popc64(g.bits);
+    TAKE(g);
+  }
+  assert_int_equal(rv.drop, 0);
+  assert_int_equal(n, 60);
+  assert_int_equal(dm_sem_value(&b->sem), units - 20);
+  for (uint32_t i = 0; i < n; i++)
+    for (uint32_t j = 0; j < i; j++) assert_ptr_not_equal(got[i], got[j]);
+  fixture_assert_consistent(&f);
+  /* the common case: every slot from one word, nothing left over */
+  dm_resv_init(&rv, 0, (uint32_t)dm_class_of(16, 16));
+  char *small[4];
+  uint32_t k = 0;
+  for (uint32_t want = 4; want;) {
+    g = dm_slab_grant(h, &rv, want);
+    want -= (uint32_t)dm_popc64(g.bits);
+    for (uint64_t bits = g.bits; bits; bits &= bits - 1) small[k++] = dm_grant_slot(g, dm_ctz64(bits));
+  }
+  dm_resv_init(&rv, 0, (uint32_t)dm_class_of(16, 16));
+  g = dm_slab_grant_fast(h, &rv, 4);
+  assert_int_equal(dm_popc64(g.bits), 4);
+  assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
+  for (uint64_t bits = g.bits; bits; bits &= bits - 1)
+    assert_int_equal(dm_free(h, dm_grant_slot(g, dm_ctz64(bits))), DM_FREE_OK);
+  for (uint32_t i = 0; i < 4; i++) assert_int_equal(dm_free(h, small[i]), DM_FREE_OK);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, got[i]), DM_FREE_OK);
+#undef TAKE
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
@@ -472,6 +569,7 @@ int main(void) {
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_stealing),
+      cmocka_unit_test(test_grant_fast),
       cmocka_unit_test(test_fresh_heap_carve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
