@@ -10,7 +10,8 @@
  * are held by the grower (BUSY; a grower-held granule counts as free for
  * "whole"); that the block cache's rings hold exactly the CACHED nodes
  * (cached blocks count as free for "whole"); and that every bin's list of
- * chunks is well formed, each chunk on one list at most. Returns the number
+ * chunks is well formed, each chunk on one list at most; and that no tree
+ * request is counted in flight. Returns the number
  * of violations; writes the first one to `why`.
  *
  * Locking: none; the heap must be quiescent.
@@ -163,6 +164,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
       if (dm_semw_e(bin->sem.w) || dm_semw_r(bin->sem.w) || dm_semw_c(bin->sem.w) < 0)
         fail(&r, "bin semaphore has expected/reserved units at rest", c);
     }
+  if (h->hstats->inflight) fail(&r, "tree requests in flight at rest", h->hstats->inflight);
   check_lists(h, &r);
   return r.errors;
 }

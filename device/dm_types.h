@@ -32,6 +32,7 @@
 #define DM_MAX_ARENAS      2048u
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
 #define DM_LARGE_RETRIES   6u    /* a large request retried while blocks are on their way */
+#define DM_ADMIT_WAITS     24u   /* a tree request waits this often for the requests ahead of it */
 #define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its bin's re-list stack */
 #define DM_GROW_TRIES      1024u /* a tree request of a heap that grows asks for more memory at most this often */
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
@@ -177,6 +178,7 @@ typedef struct dm_heap_stats {
   uint64_t check_first_bad; /* the first such block's address (0: none) */
   uint64_t check_first_size;/* and the size that was asked for it */
   uint64_t adopt_next;      /* cursor of the search for empty chunks to adopt (slab.c) */
+  uint64_t inflight;        /* bytes of tree requests admitted and not yet settled (tree.c) */
 } dm_heap_stats_t;
 
 /* --------------------------------------------------------------- growth --- */

@@ -100,8 +100,7 @@ DM_FN uint32_t dm_heap_large_order(const dm_heap_t *h, uint64_t size, uint64_t a
 static DM_INLINE void note_large(dm_heap_t *h, uint32_t arena, uint32_t order, uint32_t k) {
   uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
   dm_add64(&h->astats[arena].large_allocs, k);
-  dm_add64(&h->astats[arena].large_bytes, bytes);
-  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+  dm_add64(&h->astats[arena].large_bytes, bytes); /* the footprint: dm_tree_alloc */
 }
 
 /* k adjacent blocks of `order` in one tree operation (a warp's lanes with the
@@ -126,6 +125,7 @@ DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, 
   }
   char *p = dm_buddy_addr(&h->buddy, node);
   if (((uint64_t)(uintptr_t)p & (align - 1)) != 0) { /* beyond the pool's own alignment */
+    dm_add64(&h->hstats->footprint, (uint64_t)0 - dm_heap_node_bytes(h, node));
     dm_buddy_free(&h->buddy, node);
     dm_heap_note_failure(h, arena, 1);
     return 0;

@@ -348,10 +348,11 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   /* chunks carved at format (layout.c) first: a run is k ring operations */
   for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
     idx[got++] = (uint32_t)(dm_buddy_node_offset(&h->buddy, y) >> DM_CHUNK_SHIFT);
+  uint32_t counted = 0; /* chunks that dm_tree_alloc counted in the footprint */
   if (!got) {
     uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
     if (!node) {
-      k = 1;
+      k = counted = 1;
       node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
     }
     if (!node) {
@@ -361,10 +362,10 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
     uint32_t first = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
     for (got = 0; got < k; got++) idx[got] = first + got;
   }
+  uint64_t bytes = (uint64_t)(got - counted) << DM_CHUNK_SHIFT; /* held from now (tree.c) */
+  if (bytes) dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   *g = chunk_format(h, idx[0], rv->arena, rv->cls, n);
   bin_add_chunks(h, b, rv->arena, rv->cls, idx, got, n, cap);
-  uint64_t bytes = (uint64_t)got << DM_CHUNK_SHIFT;
-  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   return 1;
 }
 

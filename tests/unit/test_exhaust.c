@@ -1,7 +1,8 @@
 /* test_exhaust.c — fill a heap with one size until NULL comes back: it ends,
  * and utilization (bytes granted / heap bytes) is at least 90% for every
  * power of two from 16 B to 1 MiB. Prints the figures. Then frees all and
- * checks the heap is whole again; and the "no room" answer of a full heap. */
+ * checks the heap is whole again; the "no room" answer of a full heap, and
+ * admission by the bytes in flight. */
 #include "test_common.h"
 
 #define HEAP (32ull << 20)
@@ -89,11 +90,43 @@ static void test_no_room_answer(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* Admission by the bytes in flight (tree.c): a request that others' bytes
+ * in flight leave no room for waits for them, boundedly, and is never
+ * refused for bytes that are only in flight. With the whole pool counted in
+ * flight and nobody to settle it, a request still gets its block after the
+ * wait, and its own count is taken back; with the pool held, it is refused. */
+static void test_admission_never_refuses_on_flight_alone(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, HEAP, 4);
+  dm_heap_t *h = f.h;
+  uint64_t size = 1u << 20, pool = h->buddy.pool_bytes;
+  h->hstats->inflight = pool;
+  void *p = dm_malloc(h, size, 16);
+  assert_non_null(p);
+  assert_int_equal(h->hstats->inflight, pool);
+  assert_int_equal(h->hstats->footprint, size);
+  h->hstats->inflight = 0;
+  void **q = malloc((HEAP / size) * sizeof *q);
+  uint64_t n = 0;
+  while ((q[n] = dm_malloc(h, size, 16)) != NULL) n++;
+  assert_true(n > 0);
+  assert_int_equal(h->hstats->inflight, 0);
+  assert_true(h->buddy.pool_bytes - h->hstats->footprint < size);
+  assert_int_equal(dm_free(h, p), DM_FREE_OK);
+  for (uint64_t i = 0; i < n; i++) assert_int_equal(dm_free(h, q[i]), DM_FREE_OK);
+  assert_int_equal(h->hstats->footprint, 0);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  free(q);
+  fixture_heap_fini(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utilization_powers_of_two),
       cmocka_unit_test(test_utilization_odd_sizes),
       cmocka_unit_test(test_no_room_answer),
+      cmocka_unit_test(test_admission_never_refuses_on_flight_alone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
