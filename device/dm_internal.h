@@ -10,6 +10,7 @@
 #include "dm_types.h"
 
 enum { DM_SEM_OK = 0, DM_SEM_GROW = -1 };
+#define DM_SEM_EXPECT_MAX 0xffffu /* a semaphore's expected (and reserved) units are 16 bits */
 typedef enum { DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2 } dm_free_status_t;
 
 #ifdef __cplusplus

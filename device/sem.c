@@ -20,7 +20,7 @@
 #define SEM_E(w) dm_semw_e(w)
 #define SEM_R(w) dm_semw_r(w)
 #define SEM_PACK(c, e, r) dm_semw_pack((c), (e), (r))
-#define SEM_FIELD_MAX 0xffffu
+#define SEM_FIELD_MAX DM_SEM_EXPECT_MAX
 #define SEM_UNIT (1ull << 32) /* one unit of C */
 #define SEM_RUNIT (1ull << 16) /* one unit of R */
 

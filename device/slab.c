@@ -273,7 +273,8 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
 }
 
 /* List chunks idx[0 .. k-1] in bin b of (arena, cls) and signal their
- * units: the first was formatted with n > 0 slots kept by the caller; the
+ * units, retiring the `expected` ones the caller's grow announced: the first
+ * was formatted with n > 0 slots kept by the caller; the
  * others are formatted here, under the bin lock. An empty chunk of a bin is
  * taken (by a reclaim pass or a bin adopting it, chunk_unbin) under that
  * bin's lock: formatted before the lock, an extra chunk of a run was empty
@@ -282,7 +283,8 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
  * the warps waiting for them spun for good (H200, mixed sizes after larger
  * ones, most runs of the GPU suite). */
 static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls,
-                                     const uint32_t *idx, uint32_t k, uint32_t n, uint32_t cap) {
+                                     const uint32_t *idx, uint32_t k, uint32_t n, uint32_t cap,
+                                     uint32_t expected) {
   bin_lock(b);
   for (uint32_t i = k; i-- > 1;) {
     chunk_format(h, idx[i], arena, cls, 0);
@@ -291,7 +293,7 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, 
   if (n < cap) list_insert(h, b, idx[0]);
   dm_store32(&b->hint, idx[0] + 1);
   bin_unlock(b);
-  dm_sem_signal(&b->sem, k * cap - n, cap - n);
+  dm_sem_signal(&b->sem, k * cap - n, expected);
 }
 
 /* Adopt an empty chunk that another bin keeps (any arena, any class) for the
@@ -302,7 +304,8 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, 
  * exactly tag << 32 to 0); then format it for the home bin and list it. The
  * footprint does not change: the chunk stays held, with no tree operation.
  * Returns 1 with *g set, 0 when the range held no empty chunk. */
-static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
+static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t expected,
+                              dm_grant_t *g) {
   uint64_t nchunks = dm_reclaim_span(h);
   if (!nchunks) return 0;
   uint64_t start = dm_add64(&h->hstats->adopt_next, DM_ADOPT_SCAN) % nchunks;
@@ -314,7 +317,7 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
     *g = chunk_format(h, idx, rv->arena, rv->cls, n);
     bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, &idx, 1, n,
-                   h->classes[rv->cls].cap);
+                   h->classes[rv->cls].cap, expected);
     return 1;
   }
   return 0;
@@ -337,15 +340,18 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_
  * kept held half the pool, and the next workload's bins took their chunks
  * one per tree operation and then through reclaim passes that returned
  * thousands of chunks to the tree one by one (1 KiB allocation after the
- * smaller sizes in one process ran 7x slower than on a fresh heap, H200). */
-static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t *g) {
+ * smaller sizes in one process ran 7x slower than on a fresh heap, H200).
+ * k: the run the caller announced to the semaphore (grow_run), 0: decided
+ * here; `expected`: the units its wait announced, retired by the signal. */
+static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
+                             dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-  uint32_t cap = h->classes[rv->cls].cap, grows = dm_add32(&b->grows, 1);
-  uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
-  uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0;
+  uint32_t cap = h->classes[rv->cls].cap;
+  uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
+  if (!k) k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
   if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) {
     k = 1;
-    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, g)) return 1;
+    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, expected, g)) return 1;
   }
   /* chunks carved at format (layout.c) first: a run is k ring operations */
   for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
@@ -353,22 +359,44 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, dm_grant_t
   uint32_t counted = 0; /* chunks that dm_tree_alloc counted in the footprint */
   if (!got) {
     uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
+    got = k;
     if (!node) {
-      k = counted = 1;
+      got = counted = 1;
       node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
     }
     if (!node) {
-      dm_sem_signal(&b->sem, 0, cap - n);
+      dm_sem_signal(&b->sem, 0, expected);
       return 0;
     }
     uint32_t first = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
-    for (got = 0; got < k; got++) idx[got] = first + got;
+    for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
   }
   uint64_t bytes = (uint64_t)(got - counted) << DM_CHUNK_SHIFT; /* held from now (tree.c) */
   if (bytes) dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
   *g = chunk_format(h, idx[0], rv->arena, rv->cls, n);
-  bin_add_chunks(h, b, rv->arena, rv->cls, idx, got, n, cap);
+  bin_add_chunks(h, b, rv->arena, rv->cls, idx, got, n, cap, expected);
   return 1;
+}
+
+/* The run a bin's next grow takes (resv_grow's rule: 2^min(grows,
+ * DM_GROW_RUN_LOG2) chunks, one beyond half the pool), no more than the
+ * semaphore can expect at once. A grower that keeps more than half of its
+ * first chunk decides the run before its wait, which then counts the whole
+ * run as expected units: requests arriving meanwhile wait for the run
+ * instead of growing themselves. When only the first chunk was expected
+ * (nothing, for a 4 KiB request: 31 slots, the whole chunk), every 4 KiB
+ * warp grew on its own, took a run of 8 chunks, ran the tree dry, and a
+ * fresh heap's first 4 KiB pass spent 12-22 ms in the tree's semaphores;
+ * 1.1 ms with this (H200; the passes after it 0.25 -> 0.65 ms: the bins no
+ * longer keep the surplus of those runs). Deciding every grower's run
+ * before its wait made mixed-size utilization 79% -> 56% (a run decided
+ * before a long wait is stale), so the others decide at the grow. */
+static DM_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n) {
+  uint32_t grows = dm_load32(&b->grows);
+  uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+  if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) return 1;
+  while (k > 1 && k * cap - n > DM_SEM_EXPECT_MAX) k >>= 1;
+  return k;
 }
 
 /* The tree is full: take free slots that other arenas hold. Returns the
@@ -441,11 +469,13 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
     if (rv->tries == 0) { /* stage one in the home arena */
       uint32_t cap = h->classes[rv->cls].cap, m = n < cap ? n : cap;
       dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-      if (dm_sem_wait(&b->sem, m, cap) == DM_SEM_OK) {
+      /* a grower that keeps most of its first chunk announces its run */
+      uint32_t k = 2 * m > cap ? grow_run(h, b, cap, m) : 0, batch = k ? k * cap : cap;
+      if (dm_sem_wait(&b->sem, m, batch) == DM_SEM_OK) {
         rv->units = m;
         continue;
       }
-      if (resv_grow(h, rv, m, &g)) return g;
+      if (resv_grow(h, rv, m, k, batch - m, &g)) return g;
       rv->tries = 1;
     }
     if (!resv_steal(h, rv, n)) return g; /* out of memory */
