@@ -115,7 +115,8 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
  * served << 24: a group has at most 32 lanes), so that the call passes few
  * registers. Returns this lane's slot, or NULL. */
 static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t tag, uint32_t counts,
-                                                       uint32_t chunk_at, uint32_t cursor, char *res) {
+                                                       uint32_t chunk_at, uint32_t cursor,
+                                                       char *res) {
   dm_heap_t *h = devmalloc_heap_desc;
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
   uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u)), k = (uint32_t)__popc(grp);
@@ -210,10 +211,12 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   uint32_t slot_size = __shfl_sync(grp, g.size, (int)leader);
   uint32_t n = (uint32_t)__popcll(bits), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
   char *res = 0;
-  if (rank < n) res = chunk + DM_SLAB_DATA_OFF + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
+  if (rank < n)
+    res = chunk + DM_SLAB_DATA_OFF + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
   if (n < k)
     return dm_warp_slab_rest(grp, make_tag(arena, (uint32_t)cls),
-                             rv.units | rv.pinned << 8 | rv.drop << 16 | n << 24, rv.chunk, rv.cursor, res);
+                             rv.units | rv.pinned << 8 | rv.drop << 16 | n << 24, rv.chunk,
+                             rv.cursor, res);
   return res;
 }
 
@@ -285,7 +288,8 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
 }
 
 /* A free in check mode (out of line: see dm_warp_malloc). */
-static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p, uint64_t off) {
+static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p,
+                                                         uint64_t off) {
   if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) dm_warp_free_large(h, off, dm_heap_arena(h));
   else dm_warp_free_slab(h, p, off, 1);
 }
@@ -300,8 +304,14 @@ static __device__ void dm_warp_free(void *p) {
     dm_heap_note_misuse(h, DM_FREE_FOREIGN);
     return;
   }
-  if (h->check) return dm_warp_free_checked(h, (const char *)p, off);
-  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) return dm_warp_free_large(h, off, dm_heap_arena(h));
+  if (h->check) {
+    dm_warp_free_checked(h, (const char *)p, off);
+    return;
+  }
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+    dm_warp_free_large(h, off, dm_heap_arena(h));
+    return;
+  }
   dm_warp_free_slab(h, (const char *)p, off, 0);
 }
 

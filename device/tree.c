@@ -1,13 +1,14 @@
 /*
  * tree.c — requests to the buddy tree for every caller (slab.c's chunks,
  * heap.c's large blocks): a fast "no memory" answer when the pool has too few
- * free bytes, admission by the bytes in flight, a block of the request's order from the block cache before the
- * tree (blockcache.c), the cached blocks and the chunks bins keep given back
- * (blockcache.c, reclaim.c) when the tree cannot serve, more memory for a
- * heap that grows (grow.c), and a few retries for requests that failed only
- * because others were splitting.
+ * free bytes, admission by the bytes in flight, a block of the request's
+ * order from the block cache before the tree (blockcache.c), the cached
+ * blocks and the chunks bins keep given back (blockcache.c, reclaim.c) when
+ * the tree cannot serve, more memory for a heap that grows (grow.c), and a
+ * few retries for requests that failed only because others were splitting.
  *
- * Calls: grow.c, reclaim.c, blockcache.c, buddy.c. Locking: none of its own.
+ * Calls: grow.c, reclaim.c, blockcache.c, buddy.c. Locking: no lock of its
+ * own; the footprint and the bytes in flight are atomic counters.
  */
 #include "dm_internal.h"
 
