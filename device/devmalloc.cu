@@ -108,9 +108,9 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
 
 /* The slab part of a warp's request, from where its leader's fast grant left
  * it: `served` lanes of `grp` have their slot in res (counted in the
- * statistics already), and the leader's
- * reservation (bin `tag`'s; units to pin, slots pinned and not claimed,
- * units owed back to `chunk`, see dm_resv_t) goes on in dm_slab_grant.
+ * statistics already), and the leader's reservation (bin `tag`'s; units to
+ * pin, slots pinned and not claimed, units owed back to chunk_at, see
+ * dm_resv_t) goes on in dm_slab_grant.
  * The counts come packed 8 bits each (units | pinned << 8 | drop << 16 |
  * served << 24: a group has at most 32 lanes), so that the call passes few
  * registers. Returns this lane's slot, or NULL. */
@@ -287,11 +287,11 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
   }
 }
 
-/* A free in check mode (out of line: see dm_warp_malloc). */
+/* A slab pointer's free in check mode (out of line: see dm_warp_malloc;
+ * dm_warp_free_large checks its blocks itself). */
 static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p,
                                                          uint64_t off) {
-  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) dm_warp_free_large(h, off, dm_heap_arena(h));
-  else dm_warp_free_slab(h, p, off, 1);
+  dm_warp_free_slab(h, p, off, 1);
 }
 
 static __device__ void dm_warp_free(void *p) {
@@ -304,15 +304,11 @@ static __device__ void dm_warp_free(void *p) {
     dm_heap_note_misuse(h, DM_FREE_FOREIGN);
     return;
   }
-  if (h->check) {
-    dm_warp_free_checked(h, (const char *)p, off);
-    return;
-  }
-  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+  if ((uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0)
     dm_warp_free_large(h, off, dm_heap_arena(h));
-    return;
-  }
-  dm_warp_free_slab(h, (const char *)p, off, 0);
+  else if (h->check)
+    dm_warp_free_checked(h, (const char *)p, off);
+  else dm_warp_free_slab(h, (const char *)p, off, 0);
 }
 
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would

@@ -81,6 +81,12 @@ DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_
   dm_add64(&h->astats[arena].class_allocs[cls], count);
 }
 
+/* `bytes` of the pool are held from now (chunks or large blocks just
+ * taken): the footprint counts them at once, and its peak follows. */
+DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes) {
+  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+}
+
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
   dm_add64(&h->astats[arena].class_frees[cls], count);
 }

@@ -323,6 +323,12 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t 
   return 0;
 }
 
+/* More than half the pool held: bins grow one chunk at a time, adopting
+ * empty chunks first (resv_grow). */
+static DM_INLINE int past_half(const dm_heap_t *h) {
+  return dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2;
+}
+
 /* Take fresh chunks for the home bin, keeping n slots of the first: from the
  * chunks a fixed heap keeps carved in the block cache while there are any
  * (one ring operation each), then from the tree. A bin that keeps growing
@@ -349,7 +355,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
   uint32_t cap = h->classes[rv->cls].cap;
   uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
   if (!k) k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
-  if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) {
+  if (past_half(h)) {
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, expected, g)) return 1;
   }
@@ -372,7 +378,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
     for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
   }
   uint64_t bytes = (uint64_t)(got - counted) << DM_CHUNK_SHIFT; /* held from now (tree.c) */
-  if (bytes) dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+  if (bytes) dm_heap_hold(h, bytes);
   *g = chunk_format(h, idx[0], rv->arena, rv->cls, n);
   bin_add_chunks(h, b, rv->arena, rv->cls, idx, got, n, cap, expected);
   return 1;
@@ -394,7 +400,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
 static DM_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n) {
   uint32_t grows = dm_load32(&b->grows);
   uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
-  if (dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2) return 1;
+  if (past_half(h)) return 1;
   while (k > 1 && k * cap - n > DM_SEM_EXPECT_MAX) k >>= 1;
   return k;
 }

@@ -51,7 +51,7 @@ static DM_INLINE int tree_admit(dm_heap_t *h, uint64_t bytes) {
  * neither count for a while, and requests arriving meanwhile saw room that
  * was gone and went up the tree). */
 static DM_INLINE uint64_t tree_took(dm_heap_t *h, uint64_t bytes, uint64_t node) {
-  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
+  dm_heap_hold(h, bytes);
   return node;
 }
 static DM_INLINE uint64_t tree_settle(dm_heap_t *h, uint64_t bytes, uint64_t node) {
