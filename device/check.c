@@ -108,9 +108,10 @@ static void check_cache(const dm_heap_t *h, const uint32_t *cached, report_t *r)
   }
 }
 
-/* Every bin's list of chunks is well formed: each chunk on it carries the
- * bin's tag, is marked listed, links back to its predecessor, and is on no
- * other list; and no chunk is marked listed without being on its bin's. */
+/* Every way's list of chunks is well formed: each chunk on it carries the
+ * bin's tag and the way's index, is marked listed, links back to its
+ * predecessor, and is on no other list; and no chunk is marked listed
+ * without being on its way's. */
 static void check_lists(const dm_heap_t *h, report_t *r) {
   uint32_t listed = 0, walked = 0;
   uint8_t *seen = calloc(h->nchunks ? h->nchunks : 1, 1);
@@ -118,20 +119,25 @@ static void check_lists(const dm_heap_t *h, report_t *r) {
   for (uint32_t i = 0; i < h->nchunks; i++) listed += h->chunks[i].listed != 0;
   for (uint32_t a = 0; a < h->narenas; a++)
     for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-      const dm_bin_t *bin = &h->bins[a * DM_NUM_CLASSES + c];
-      uint32_t tag = 1u + c + (a << 5), prev = 0;
-      for (uint32_t cur = bin->head; cur && walked <= h->nchunks; cur = h->chunks[cur - 1].next) {
-        const dm_chunk_t *ch = &h->chunks[cur - 1];
-        walked++;
-        if (cur > h->nchunks || seen[cur - 1]) {
-          fail(r, "chunk on two bin lists, or a list with a cycle", cur - 1);
-          break;
+      dm_bin_t *bin = &h->bins[a * DM_NUM_CLASSES + c];
+      uint32_t tag = 1u + c + (a << 5);
+      for (uint32_t w = 0; w <= h->way_mask; w++) {
+        uint32_t prev = 0;
+        for (uint32_t cur = bin_way(h, bin, w)->head; cur && walked <= h->nchunks;
+             cur = h->chunks[cur - 1].next) {
+          const dm_chunk_t *ch = &h->chunks[cur - 1];
+          walked++;
+          if (cur > h->nchunks || seen[cur - 1]) {
+            fail(r, "chunk on two bin lists, or a list with a cycle", cur - 1);
+            break;
+          }
+          seen[cur - 1] = 1;
+          if ((uint32_t)(ch->live >> 32) != tag) fail(r, "listed chunk of another bin", cur - 1);
+          if (live_way(ch->live) != w) fail(r, "listed chunk of another way", cur - 1);
+          if (!ch->listed) fail(r, "chunk on a list not marked listed", cur - 1);
+          if (ch->prev != prev) fail(r, "chunk list's back link broken", cur - 1);
+          prev = cur;
         }
-        seen[cur - 1] = 1;
-        if ((uint32_t)(ch->live >> 32) != tag) fail(r, "listed chunk of another bin", cur - 1);
-        if (!ch->listed) fail(r, "chunk on a list not marked listed", cur - 1);
-        if (ch->prev != prev) fail(r, "chunk list's back link broken", cur - 1);
-        prev = cur;
       }
     }
   if (walked != listed) fail(r, "chunks marked listed that no bin lists", listed - walked);
@@ -159,8 +165,9 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   }
   for (uint32_t a = 0; a < h->narenas; a++)
     for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-      const dm_bin_t *bin = &h->bins[a * DM_NUM_CLASSES + c];
-      if (bin->lock) fail(&r, "bin locked at rest", a * DM_NUM_CLASSES + c);
+      dm_bin_t *bin = &h->bins[a * DM_NUM_CLASSES + c];
+      for (uint32_t w = 0; w <= h->way_mask; w++)
+        if (bin_way(h, bin, w)->lock) fail(&r, "bin locked at rest", a * DM_NUM_CLASSES + c);
       if (dm_semw_e(bin->sem.w) || dm_semw_r(bin->sem.w) || dm_semw_c(bin->sem.w) < 0)
         fail(&r, "bin semaphore has expected/reserved units at rest", c);
     }

@@ -1,13 +1,15 @@
 /*
  * chunk.h — slab chunks and their bins, as slab.c and reclaim.c both see
- * them: the bin of (arena, class), the tag in a chunk's `live` word, where a
- * chunk and its bitmap lie, the bin's spin lock, its list of non-full
- * chunks and its re-list stack (slab.c's header comment has the rules).
+ * them: the bin of (arena, class) and its ways, the tag in a chunk's `live`
+ * word, where a chunk and its bitmap lie, a way's spin lock, its list of
+ * non-full chunks and its re-list stack (slab.c's header comment has the
+ * rules).
  *
- * Locking: bin_lock (or bin_trylock)/bin_unlock; the list functions and
- * bin_drain need the bin lock held; chunk_unbin takes the lock of the
- * chunk's bin (only that one); bin_push is lock-free (one exchange), and bin_drain waits for a
- * push's link only while that push, which holds nothing, writes it.
+ * Locking: way_lock (or way_trylock)/way_unlock; the list functions and
+ * way_drain need the way's lock held; chunk_unbin takes the lock of the
+ * chunk's way (only that one); way_push is lock-free (one exchange), and
+ * way_drain waits for a push's link only while that push, which holds
+ * nothing, writes it.
  */
 #ifndef DM_CHUNK_H
 #define DM_CHUNK_H
@@ -29,46 +31,60 @@ static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
   return (uint64_t *)chunk_base(h, idx);
 }
 static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+/* The caller's way of a bin: the arena hint's quotient by the arena count
+ * (its remainder picks the arena), so that the warps sharing an arena
+ * spread over the ways (slab.c, "Ways"). */
+static DM_INLINE uint32_t bin_way_index(const dm_heap_t *h) {
+  return h->way_mask ? (dm_arena_hint(DM_ARENAS_PER_SM) / h->narenas) & h->way_mask : 0;
+}
+/* Way i of bin b (i <= way_mask). */
+static DM_INLINE dm_way_t *bin_way(const dm_heap_t *h, dm_bin_t *b, uint32_t i) {
+  return i ? &h->ways[(uint64_t)(b - h->bins) * h->way_mask + i - 1u] : &b->way0;
+}
 /* Slots claimed or pinned, from a `live` word (without the flag). */
-static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & ~DM_LIVE_PEND; }
+static DM_INLINE uint32_t live_used(uint64_t v) { return (uint32_t)v & DM_LIVE_USED; }
+/* The way that lists the chunk, from a `live` word. */
+static DM_INLINE uint32_t live_way(uint64_t v) {
+  return ((uint32_t)v >> DM_LIVE_WAY_SHIFT) & (DM_BIN_WAYS - 1u);
+}
 
-static DM_INLINE void bin_lock(dm_bin_t *b) {
-  while (dm_cas32(&b->lock, 0u, 1u) != 0u) dm_pause();
+static DM_INLINE void way_lock(dm_way_t *w) {
+  while (dm_cas32(&w->lock, 0u, 1u) != 0u) dm_pause();
   dm_fence();
 }
-/* The bin lock if it is free now (1), else nothing (0). */
-static DM_INLINE int bin_trylock(dm_bin_t *b) {
-  if (dm_load32(&b->lock) != 0u || dm_cas32(&b->lock, 0u, 1u) != 0u) return 0;
+/* The way's lock if it is free now (1), else nothing (0). */
+static DM_INLINE int way_trylock(dm_way_t *w) {
+  if (dm_load32(&w->lock) != 0u || dm_cas32(&w->lock, 0u, 1u) != 0u) return 0;
   dm_fence();
   return 1;
 }
-static DM_INLINE void bin_unlock(dm_bin_t *b) {
+static DM_INLINE void way_unlock(dm_way_t *w) {
   dm_fence();
-  dm_store32(&b->lock, 0u);
+  dm_store32(&w->lock, 0u);
   DM_CHAOS_POINT();
 }
 
-/* List of non-full chunks; caller holds the bin lock. The fields are read
- * and written through the platform's coherent accessors: on the GPU a plain
- * load may be served from a non-coherent L1 line that another SM changed
- * under the same lock. */
+/* A way's list of non-full chunks; caller holds the way's lock. The fields
+ * are read and written through the platform's coherent accessors: on the
+ * GPU a plain load may be served from a non-coherent L1 line that another
+ * SM changed under the same lock. */
 static DM_INLINE uint32_t ld(const uint32_t *p) { return dm_load32(p); }
 static DM_INLINE void st(uint32_t *p, uint32_t v) { dm_store32(p, v); }
 
-static DM_INLINE void list_insert(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+static DM_INLINE void list_insert(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
   dm_chunk_t *c = &h->chunks[idx];
-  uint32_t head = ld(&b->head);
+  uint32_t head = ld(&w->head);
   st(&c->prev, 0);
   st(&c->next, head);
   if (head) st(&h->chunks[head - 1].prev, idx + 1);
-  st(&b->head, idx + 1);
+  st(&w->head, idx + 1);
   st(&c->listed, 1);
 }
-static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+static DM_INLINE void list_remove(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
   dm_chunk_t *c = &h->chunks[idx];
   uint32_t prev = ld(&c->prev), next = ld(&c->next);
   if (prev) st(&h->chunks[prev - 1].next, next);
-  else st(&b->head, next);
+  else st(&w->head, next);
   if (next) st(&h->chunks[next - 1].prev, prev);
   st(&c->prev, 0);
   st(&c->next, 0);
@@ -80,25 +96,25 @@ static DM_INLINE void list_remove(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
 #define DM_LINK_UNSET 0xffffffffu
 
 /* Put chunk idx (its `live` carries DM_LIVE_PEND, set by the caller) on its
- * bin's re-list stack: one exchange on the bin's word, no retry and no lock
+ * way's re-list stack: one exchange on the way's word, no retry and no lock
  * (a CAS loop there had every warp of a bin that freed into full chunks
  * retrying against the others). The link is written after the exchange;
  * until then it reads DM_LINK_UNSET and a drain waits for it. */
-static DM_INLINE void bin_push(dm_heap_t *h, dm_bin_t *b, uint32_t idx) {
+static DM_INLINE void way_push(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
   st(&h->chunks[idx].pending, DM_LINK_UNSET);
   dm_fence(); /* the mark before the chunk is reachable */
-  st(&h->chunks[idx].pending, dm_exch32(&b->pending, idx + 1));
+  st(&h->chunks[idx].pending, dm_exch32(&w->pending, idx + 1));
 }
 
-/* Take the bin's whole re-list stack and list its chunks (caller holds the
- * bin lock). Each chunk's flag is cleared after its link was read: from then
- * on a free may push it again. A chunk keeps its tag while flagged (a
+/* Take the way's whole re-list stack and list its chunks (caller holds the
+ * way's lock). Each chunk's flag is cleared after its link was read: from
+ * then on a free may push it again. A chunk keeps its tag while flagged (a
  * release expects no flag), so every chunk here is still the bin's. A link
  * not written yet belongs to a push between its exchange and its store,
  * which holds nothing: the wait is short. */
-static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
-  if (!dm_load32(&b->pending)) return;
-  uint32_t p = dm_exch32(&b->pending, 0);
+static DM_INLINE void way_drain(dm_heap_t *h, dm_way_t *w) {
+  if (!dm_load32(&w->pending)) return;
+  uint32_t p = dm_exch32(&w->pending, 0);
   dm_fence(); /* the links written before each push */
   while (p) {
     dm_chunk_t *c = &h->chunks[p - 1];
@@ -106,32 +122,35 @@ static DM_INLINE void bin_drain(dm_heap_t *h, dm_bin_t *b) {
     while ((next = ld(&c->pending)) == DM_LINK_UNSET) dm_pause();
     dm_fence(); /* the link read before the flag is cleared */
     dm_and64(&c->live, ~(uint64_t)DM_LIVE_PEND);
-    if (!ld(&c->listed)) list_insert(h, b, p - 1);
+    if (!ld(&c->listed)) list_insert(h, w, p - 1);
     p = next;
   }
 }
 
 /* Take empty chunk idx out of the bin of `tag` (its `live` goes from exactly
  * tag << 32 to 0): a whole chunk's units from the bin's semaphore
- * (try-wait), then under the bin lock, with the re-list stack drained first
- * (a flagged chunk is never taken: its flag is cleared there), the CAS, the
- * unlisting and the hint. Returns 1 when the chunk is out (the caller owns
- * its memory: back to the tree, or formatted for another bin); 0 when it is
- * in use or its units are taken (nothing changed). Takes this one bin lock
- * and no other. */
+ * (try-wait), then under the lock of the chunk's way, with its re-list
+ * stack drained first (a flagged chunk is never taken: its flag is cleared
+ * there), the CAS, the unlisting and the hint. The CAS expects the way
+ * whose lock is held: a chunk taken and given to the same bin meanwhile,
+ * now another way's, stays. Returns 1 when the chunk is out (the caller
+ * owns its memory: back to the tree, or formatted for another bin); 0 when
+ * it is in use or its units are taken (nothing changed). Takes this one way
+ * lock and no other. */
 static DM_INLINE int chunk_unbin(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
-  uint32_t cap = h->classes[tag_class(tag)].cap;
-  uint64_t empty = (uint64_t)tag << 32;
+  uint32_t cap = h->classes[tag_class(tag)].cap, way = live_way(dm_load64(&h->chunks[idx].live));
+  uint64_t empty = (uint64_t)tag << 32 | (uint64_t)way << DM_LIVE_WAY_SHIFT;
   if (!dm_sem_try_wait(&b->sem, cap)) return 0;
-  bin_lock(b);
-  bin_drain(h, b);
+  dm_way_t *w = bin_way(h, b, way & h->way_mask);
+  way_lock(w);
+  way_drain(h, w);
   int out = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (out) {
-    if (ld(&h->chunks[idx].listed)) list_remove(h, b, idx);
-    if (dm_load32(&b->hint) == idx + 1) dm_store32(&b->hint, ld(&b->head));
+    if (ld(&h->chunks[idx].listed)) list_remove(h, w, idx);
+    if (dm_load32(&w->hint) == idx + 1) dm_store32(&w->hint, ld(&w->head));
   }
-  bin_unlock(b);
+  way_unlock(w);
   if (!out) dm_sem_signal(&b->sem, cap, 0);
   return out;
 }

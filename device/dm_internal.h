@@ -113,6 +113,7 @@ void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn w
 int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L);
 uint64_t dm_layout_max_bytes(void);
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms);
+uint32_t dm_ways_for(uint32_t narenas);
 void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *out);
 void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx,
                     int carve);

@@ -33,9 +33,14 @@
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
 #define DM_LARGE_RETRIES   6u    /* a large request retried while blocks are on their way */
 #define DM_ADMIT_WAITS     24u   /* a tree request waits this often for the requests ahead of it */
-#define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its bin's re-list stack */
+#define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its way's re-list stack */
+#define DM_LIVE_WAY_SHIFT  24u   /* chunk `live` bits 24..26: the way of its bin that lists it */
+#define DM_LIVE_USED       0x00ffffffu /* chunk `live` bits 0..23: slots claimed or pinned */
 #define DM_GROW_TRIES      1024u /* a tree request of a heap that grows asks for more memory at most this often */
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
+#define DM_BIN_WAYS        8u    /* most ways of a bin (slab.c, "Ways"); a power of two */
+#define DM_WAY_SLOTS       512u  /* warp slots a GPU is taken to have when a heap's ways are picked (layout.c) */
+#define DM_PIN_WALK        2u    /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
@@ -100,21 +105,29 @@ static DM_INLINE uint64_t dm_summary_index(const dm_buddy_t *b, uint32_t order, 
 /* -------------------------------------------------------------- slab ----- */
 /* Per chunk descriptor, kept outside the chunk so that it is never freed. */
 typedef struct dm_chunk {
-  uint64_t live;   /* tag << 32 | DM_LIVE_PEND (on its bin's re-list stack) | used; tag 0 = not a slab chunk */
-  uint32_t prev;   /* neighbours in the bin's list of non-full chunks, index+1 */
+  uint64_t live;   /* tag << 32 | DM_LIVE_PEND (on its way's re-list stack) | way << DM_LIVE_WAY_SHIFT
+                    * | used; tag 0 = not a slab chunk */
+  uint32_t prev;   /* neighbours in its way's list of non-full chunks, index+1 */
   uint32_t next;
-  uint32_t listed; /* 1 while in the list (under the bin lock) */
-  uint32_t pending;/* next chunk on the bin's re-list stack, index+1 */
+  uint32_t listed; /* 1 while in the list (under the way's lock) */
+  uint32_t pending;/* next chunk on the way's re-list stack, index+1 */
 } dm_chunk_t;
 
-/* Per arena and size class. */
-typedef struct dm_bin {
-  dm_sem_t sem;    /* free slots in the bin's chunks (two-stage accounting) */
-  uint32_t lock;   /* protects head, prev/next/listed of its chunks */
+/* One way of a bin (slab.c, "Ways"): a list of some of the bin's chunks. */
+typedef struct dm_way {
+  uint32_t lock;   /* protects head, prev/next/listed of the way's chunks */
   uint32_t head;   /* first non-full chunk, index+1 */
   uint32_t hint;   /* chunk to try first, index+1 (read without the lock) */
-  uint32_t grows;  /* times the bin took chunks from the tree (sets the run length) */
   uint32_t pending;/* stack of chunks that got room back while maybe off the list, index+1 */
+} dm_way_t;
+
+/* Per arena and size class. Way 0 is here; ways 1 .. way_mask are in the
+ * heap's `ways` array (only a heap of several ways lays them out). */
+typedef struct dm_bin {
+  dm_sem_t sem;    /* free slots in the bin's chunks, all ways (two-stage accounting) */
+  dm_way_t way0;
+  uint32_t grows;  /* times the bin took chunks from the tree (sets the run length) */
+  uint32_t pad;
 } dm_bin_t;
 
 typedef struct dm_class {
@@ -227,7 +240,7 @@ typedef struct dm_layout {
   uint64_t pool_bytes;
   uint64_t nodes;        /* 2 << top */
   uint64_t state_off, lock_off, avail_off, sem_off;
-  uint64_t chunk_off, bin_off, astats_off, hstats_off, heap_off;
+  uint64_t chunk_off, bin_off, ways_off, astats_off, hstats_off, heap_off;
   uint64_t avail_words;
   uint64_t nchunks;
   uint64_t total;        /* bytes needed: == heap_bytes */
@@ -245,6 +258,7 @@ typedef struct dm_heap {
   dm_buddy_t buddy;
   dm_chunk_t *chunks;
   dm_bin_t *bins;              /* narenas * DM_NUM_CLASSES */
+  dm_way_t *ways;              /* ways 1 .. way_mask of each bin, bin after bin (NULL: one way) */
   dm_arena_stats_t *astats;    /* narenas */
   dm_heap_stats_t *hstats;
   uint32_t narenas;
@@ -252,6 +266,7 @@ typedef struct dm_heap {
   uint32_t min_block;          /* smaller requests are served this many bytes
                                 * (0: off; see dm_heap_request_size) */
   uint32_t check;              /* 1: check mode (canaries after blocks, checked at free) */
+  uint32_t way_mask;           /* ways of each bin, minus 1 (layout.c: dm_ways_for) */
   dm_class_t classes[DM_NUM_CLASSES];
   dm_bcache_t *bcache;         /* DM_CACHE_ORDERS rings */
   uint32_t *bslots;            /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */

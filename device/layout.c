@@ -55,6 +55,16 @@ uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms) {
   return n ? (uint32_t)n : 1u;
 }
 
+/* Ways of each bin (slab.c, "Ways"): about as many as the warp slots that
+ * share an arena, DM_WAY_SLOTS / narenas, a power of two from 1 to
+ * DM_BIN_WAYS. A heap with about an arena per warp slot (4 GiB and up on an
+ * H200) keeps one way per bin; a 64 MiB heap, 7 arenas, keeps 8. */
+uint32_t dm_ways_for(uint32_t narenas) {
+  uint32_t w = 1;
+  while (w < DM_BIN_WAYS && (uint64_t)narenas * w * 2 <= DM_WAY_SLOTS) w *= 2;
+  return w;
+}
+
 static uint32_t top_for(uint64_t pool) {
   uint64_t leaves = pool >> DM_LEAF_SHIFT;
   uint32_t top = 0;
@@ -80,6 +90,8 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->sem_off = o;    o = ALIGN_UP(o + (uint64_t)(L->top + 1) * sizeof(dm_sem_t), 256);
   L->chunk_off = o;  o = ALIGN_UP(o + L->nchunks * sizeof(dm_chunk_t), 256);
   L->bin_off = o;    o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * sizeof(dm_bin_t), 256);
+  L->ways_off = o;
+  o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * (dm_ways_for(narenas) - 1) * sizeof(dm_way_t), 256);
   L->astats_off = o; o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
   L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
   L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
@@ -164,6 +176,8 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->astats = (dm_arena_stats_t *)(uintptr_t)(base + L->astats_off);
   h->hstats = (dm_heap_stats_t *)(uintptr_t)(base + L->hstats_off);
   h->narenas = L->narenas;
+  h->way_mask = dm_ways_for(L->narenas) - 1;
+  h->ways = h->way_mask ? (dm_way_t *)(uintptr_t)(base + L->ways_off) : NULL;
   h->nchunks = (uint32_t)L->nchunks;
   dm_classes_compute(h->classes);
   h->bcache = (dm_bcache_t *)(uintptr_t)(base + L->bcache_off);

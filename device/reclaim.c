@@ -5,10 +5,10 @@
  * A chunk that empties stays with its bin (slab.c) and marks the heap
  * (hstats->cached); a pass starts only when that mark is set.
  *
- * Locking: the bin lock of each released chunk's bin (chunk.h), released
- * before node locks are taken inside dm_buddy_free (buddy.c); never two bin
- * locks at once (a bin that adopts an empty chunk of another bin, slab.c,
- * holds only the old bin's lock for the same CAS as a release, so the two
+ * Locking: the way lock of each released chunk (chunk.h), released before
+ * node locks are taken inside dm_buddy_free (buddy.c); never two way locks
+ * at once (a bin that adopts an empty chunk of another bin, slab.c, holds
+ * only the chunk's way lock for the same CAS as a release, so the two
  * serialize on it and exactly one of them wins). The pass's own state is
  * lock-free (hstats->reclaim, a generation and a state).
  */

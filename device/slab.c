@@ -30,20 +30,33 @@
  * that a request cannot get back, or until a bin of any arena and class
  * adopts them (resv_adopt, once more than half the pool is held).
  *
- * Locking: the bin lock (spin) protects the bin's list of non-full chunks and
- * the prev/next/listed fields of its chunks; it is taken when the hint runs
- * dry (a search, which first drains the re-list stack into the list; only
- * if the lock is free: the others wait for the hint it sets), by
+ * Ways: a bin's chunks are spread over 1 to DM_BIN_WAYS ways (h->way_mask +
+ * 1, layout.c: about the warp slots that share an arena), each with its own
+ * list, hint, lock and re-list stack; the semaphore is the bin's. A warp
+ * pins in its own way (chunk.h: bin_way_index) and, when that has no room,
+ * in the others, since the units it took may lie in any of them (and then
+ * starts its way's next warps there). A bin's grows give their chunks to
+ * the ways in turn. In a 64 MiB heap, 7
+ * arenas, every warp of an arena pinned on one hint chunk: a 1 KiB chunk
+ * serves 4 warps, so a bin's 146 warps passed its 36 chunks one after the
+ * other and 2 warps in 3 missed the fast path (ncu, H200); a way per warp
+ * slot group lets a bin fill that many chunks at once. Ways hold nothing
+ * apart: a way's chunks are every way's to pin, so no slot is stranded.
+ *
+ * Locking: a way's lock (spin) protects its list of non-full chunks and the
+ * prev/next/listed/way fields of its chunks; it is taken when the way's hint
+ * runs dry (a search, which first drains the way's re-list stack into the
+ * list; only if the lock is free: the others wait for the hint it sets), by
  * the reclaim pass (reclaim.c) for each chunk it returns and by a bin that
- * adopts an empty chunk of another (the old bin's lock, to unlist it,
- * released before the new bin's lock is taken to list it) — never per
+ * adopts an empty chunk of another (the old way's lock, to unlist it,
+ * released before the new way's lock is taken to list it) — never per
  * allocation and never by a free. A bin's new chunks without slots taken
- * are formatted under its lock, so that no empty chunk is seen outside a
- * bin's list (an empty chunk is taken only under its bin's lock, and only if
- * listed it is unlisted). No path holds two bin locks at once, nor
- * a bin lock while it calls into the tree. A free whose decrement gives a
- * full chunk room again flags the chunk (DM_LIVE_PEND, by CAS, once) and
- * pushes it on the bin's re-list stack (one exchange on `pending`; the link
+ * are formatted under their way's lock, so that no empty chunk is seen
+ * outside a way's list (an empty chunk is taken only under its way's lock,
+ * and only if listed it is unlisted). No path holds two way locks at once,
+ * nor a way lock while it calls into the tree. A free whose decrement gives
+ * a full chunk room again flags the chunk (DM_LIVE_PEND, by CAS, once) and
+ * pushes it on its way's re-list stack (one exchange on `pending`; the link
  * is in the chunk): a lock per chunk that got room back was what bounded
  * the free rate of the classes of 1 KiB and up. A flagged chunk keeps its
  * tag (the release expects no flag). `hint` and `live` are read and updated
@@ -95,14 +108,14 @@ static DM_INLINE uint32_t unusable_slots(const dm_class_t *c, uint32_t out[8]) {
   return n;
 }
 
-/* Format chunk `idx` for (arena, cls) with its first `take` free slots
- * claimed by the caller; returns them as a grant. Only the class's own
+/* Format chunk `idx` for (arena, cls), listed by `way`, with its first
+ * `take` free slots claimed by the caller; returns them as a grant. Only the class's own
  * bitmap words are written (a claim looks at no other word): words past
  * its slots and the unusable slots are set. Writing all 128 words, with a
  * division per word and aligned slot, was a fifth of a 1 KiB first pass
  * (ncu, H200). */
 static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
-                                  uint32_t take) {
+                                       uint32_t way, uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
   uint64_t *bm = chunk_bitmap(h, idx);
   uint32_t words = class_words(c), skip[8], nskip = unusable_slots(c, skip);
@@ -120,7 +133,8 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   }
   dm_fence();
   /* live is 0 here, but for a stale pin's add in flight (chunk_pin) */
-  dm_add64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | take);
+  dm_add64(&h->chunks[idx].live,
+           ((uint64_t)make_tag(arena, cls) << 32) | (way << DM_LIVE_WAY_SHIFT) | take);
   dm_grant_t g;
   g.chunk = chunk_base(h, idx);
   g.word = 0;
@@ -142,7 +156,7 @@ static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag, uin
     if (old == v) break;
     v = old;
   }
-  bin_push(h, bin_at(h, tag_arena(tag), tag_class(tag)), idx);
+  way_push(h, bin_way(h, bin_at(h, tag_arena(tag), tag_class(tag)), live_way(v) & h->way_mask), idx);
 }
 
 /* Lower chunk idx's `used` by n: slots freed, or units a pin added and gives
@@ -187,54 +201,100 @@ static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, ui
   return t;
 }
 
-/* The hint is full or stale: point it at the first listed chunk with room,
- * dropping full ones from the list on the way. Returns the new hint, or 0
- * when no listed chunk has room or another caller is rescanning (the bin
- * lock is taken only if free: the warps of a bin whose hint filled all came
- * here at once and queued on the lock, each to find the hint moved already;
- * a 16 B allocation kernel in a 64 MiB heap, 7 arenas, ran 25x slower than
- * in 4 GiB). */
-static DM_COLD uint32_t bin_rescan(dm_heap_t *h, dm_bin_t *b, uint32_t tag, uint32_t cap) {
-  if (!bin_trylock(b)) return 0;
-  bin_drain(h, b);
-  uint32_t cur = ld(&b->head);
+/* Way w's hint is full or stale: point it at the first chunk of the way's
+ * list with room, dropping full ones from the list on the way. Returns the
+ * new hint; 0 when no listed chunk has room; DM_RESCAN_BUSY when another
+ * caller is rescanning (the way's lock is taken only if free: the warps of
+ * a bin whose hint filled all came here at once and queued on the lock,
+ * each to find the hint moved already; a 16 B allocation kernel in a 64 MiB
+ * heap, 7 arenas, ran 25x slower than in 4 GiB). */
+#define DM_RESCAN_BUSY 0xffffffffu
+static DM_COLD uint32_t way_rescan(dm_heap_t *h, dm_way_t *w, uint32_t tag, uint32_t cap) {
+  /* a way that lists nothing (one of several) is passed without its lock */
+  if (h->way_mask && !dm_load32(&w->head) && !dm_load32(&w->pending)) return 0;
+  if (!way_trylock(w)) return DM_RESCAN_BUSY;
+  way_drain(h, w);
+  uint32_t cur = ld(&w->head);
   while (cur) {
     uint64_t v = dm_load64(&h->chunks[cur - 1].live);
     uint32_t next = ld(&h->chunks[cur - 1].next);
     if ((uint32_t)(v >> 32) == tag && live_used(v) < cap) break;
-    list_remove(h, b, cur - 1);
+    list_remove(h, w, cur - 1);
     cur = next;
   }
-  dm_store32(&b->hint, cur);
-  bin_unlock(b);
+  dm_store32(&w->hint, cur);
+  way_unlock(w);
   return cur;
 }
 
-/* Move the reservation's units onto a chunk of its bin. */
-static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
-  dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
+/* Move the reservation's units onto a chunk of way w: its hint, then the
+ * chunks after it in the way's list, read without the lock (a stale link is
+ * harmless: the pin checks tag and room); beyond DM_PIN_WALK of them a
+ * search, which drops the full chunks from the list, and again from the
+ * hint it set while searches find one (no pause: the chunks of a 1 KiB bin
+ * fill 4 warps at a time). Returns 1 when it pinned, 0 when the way has no
+ * chunk with room, DM_RESCAN_BUSY when another caller is searching it. */
+static DM_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag,
+                                  uint32_t cap) {
   for (;;) {
-    uint32_t hint = dm_load32(&b->hint);
-    /* The hint, then the chunk after it in the bin's list, read without the
-     * lock (a stale link is harmless: the pin checks tag and room); beyond
-     * that a search, which drops the full chunks from the list. */
-    for (uint32_t c = hint, step = 0; c && step < 2; step++) {
+    uint32_t hint = dm_load32(&w->hint);
+    for (uint32_t c = hint, step = 0; c && step < DM_PIN_WALK; step++) {
       uint32_t before, over;
       uint32_t t = chunk_pin(h, c - 1, tag, cap, rv->units, &before, &over);
       if (over) chunk_drop(h, c - 1, over);
       if (t) {
-        if (c != hint) dm_cas32(&b->hint, hint, c); /* the others follow */
+        if (c != hint) dm_cas32(&w->hint, hint, c); /* the others of the way follow */
         rv->cursor = before;
         rv->chunk = c;
         rv->pinned = t;
         rv->units -= t;
-        return;
+        return 1;
       }
       c = ld(&h->chunks[c - 1].next);
     }
-    /* 0: another caller is searching, or a free is about to re-list a chunk */
-    if (!bin_rescan(h, b, tag, cap)) dm_pause();
+    uint32_t r = way_rescan(h, w, tag, cap);
+    if (r == 0 || r == DM_RESCAN_BUSY) return r;
+  }
+}
+
+/* The caller's way had no room: move the reservation's units onto a chunk
+ * of another way of bin b (the units are the bin's: they may lie in any
+ * way's chunks), and make that chunk the caller's way's hint too, so that
+ * the way's next warps start there (a hint is only where to try first).
+ * Out of line: the common path keeps its few registers. Returns 1 when it
+ * pinned. */
+static DM_COLD int resv_pin_other(dm_heap_t *h, dm_resv_t *rv) {
+  dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
+  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
+  uint32_t at = bin_way_index(h);
+  dm_way_t *mine = bin_way(h, b, at);
+  uint32_t seen = dm_load32(&mine->hint);
+  for (uint32_t i = 1; i <= h->way_mask; i++) {
+    dm_way_t *w = bin_way(h, b, (at + i) & h->way_mask);
+    for (uint32_t busy = 0; busy < 4; busy++) {
+      uint32_t r = way_pin(h, w, rv, tag, cap);
+      if (r == 1) {
+        dm_cas32(&mine->hint, seen, rv->chunk);
+        return 1;
+      }
+      if (r == 0) break;
+      dm_pause(); /* another caller searches that way */
+    }
+  }
+  return 0;
+}
+
+/* Move the reservation's units onto a chunk of its bin: the caller's way
+ * first (way_pin), then, with several ways, the others. */
+static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
+  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
+  dm_way_t *w = bin_way(h, bin_at(h, rv->arena, rv->cls), bin_way_index(h));
+  for (;;) {
+    if (way_pin(h, w, rv, tag, cap) == 1) return;
+    if (h->way_mask && resv_pin_other(h, rv)) return;
+    /* none: another caller searches the way, or a free is about to
+     * re-list a chunk */
+    dm_pause();
   }
 }
 
@@ -275,24 +335,30 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
 /* List chunks idx[0 .. k-1] in bin b of (arena, cls) and signal their
  * units, retiring the `expected` ones the caller's grow announced: the first
  * was formatted with n > 0 slots kept by the caller; the
- * others are formatted here, under the bin lock. An empty chunk of a bin is
- * taken (by a reclaim pass or a bin adopting it, chunk_unbin) under that
- * bin's lock: formatted before the lock, an extra chunk of a run was empty
- * and not yet listed, was taken, and was then listed anyway, in two bins'
- * lists at once; their lists broke, the bins' units pointed at no chunk, and
- * the warps waiting for them spun for good (H200, mixed sizes after larger
- * ones, most runs of the GPU suite). */
+ * others are formatted here, under their way's lock. Chunk i goes to way
+ * `way` + i and becomes that way's hint. An empty
+ * chunk of a bin is taken (by a reclaim pass or a bin adopting it,
+ * chunk_unbin) under its way's lock: formatted before the lock, an extra
+ * chunk of a run was empty and not yet listed, was taken, and was then
+ * listed anyway, in two bins' lists at once; their lists broke, the bins'
+ * units pointed at no chunk, and the warps waiting for them spun for good
+ * (H200, mixed sizes after larger ones, most runs of the GPU suite). */
 static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls,
-                                     const uint32_t *idx, uint32_t k, uint32_t n, uint32_t cap,
-                                     uint32_t expected) {
-  bin_lock(b);
-  for (uint32_t i = k; i-- > 1;) {
-    chunk_format(h, idx[i], arena, cls, 0);
-    list_insert(h, b, idx[i]);
+                                     uint32_t way, const uint32_t *idx, uint32_t k, uint32_t n,
+                                     uint32_t cap, uint32_t expected) {
+  uint32_t ways = h->way_mask + 1, used = k < ways ? k : ways;
+  for (uint32_t j = 0; j < used; j++) { /* way + j: chunks j, j + ways, ..., one lock */
+    uint32_t wi = (way + j) & h->way_mask;
+    dm_way_t *w = bin_way(h, b, wi);
+    way_lock(w);
+    for (uint32_t i = j + (k - 1 - j) / ways * ways;; i -= ways) {
+      if (i) chunk_format(h, idx[i], arena, cls, wi, 0);
+      if (i || n < cap) list_insert(h, w, idx[i]);
+      if (i < ways) break;
+    }
+    dm_store32(&w->hint, idx[j] + 1);
+    way_unlock(w);
   }
-  if (n < cap) list_insert(h, b, idx[0]);
-  dm_store32(&b->hint, idx[0] + 1);
-  bin_unlock(b);
   dm_sem_signal(&b->sem, k * cap - n, expected);
 }
 
@@ -300,12 +366,12 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, 
  * home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN chunks from
  * a shared cursor (each grow its own range) for one whose count is 0, and
  * take it the way a reclaim pass releases one (chunk_unbin: its bin's units,
- * then under that bin's lock, the only bin lock held, the CAS of `live` from
+ * then under its way's lock, the only way lock held, the CAS of `live` from
  * exactly tag << 32 to 0); then format it for the home bin and list it. The
  * footprint does not change: the chunk stays held, with no tree operation.
  * Returns 1 with *g set, 0 when the range held no empty chunk. */
-static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t expected,
-                              dm_grant_t *g) {
+static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t way,
+                              uint32_t expected, dm_grant_t *g) {
   uint64_t nchunks = dm_reclaim_span(h);
   if (!nchunks) return 0;
   uint64_t start = dm_add64(&h->hstats->adopt_next, DM_ADOPT_SCAN) % nchunks;
@@ -315,8 +381,8 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t 
     uint32_t tag = (uint32_t)(v >> 32);
     if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
     if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
-    *g = chunk_format(h, idx, rv->arena, rv->cls, n);
-    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, &idx, 1, n,
+    *g = chunk_format(h, idx, rv->arena, rv->cls, way, n);
+    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, way, &idx, 1, n,
                    h->classes[rv->cls].cap, expected);
     return 1;
   }
@@ -354,10 +420,11 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   uint32_t cap = h->classes[rv->cls].cap;
   uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
+  uint32_t way = grows & h->way_mask; /* the bin's grows take the ways in turn */
   if (!k) k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
   if (past_half(h)) {
     k = 1;
-    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, expected, g)) return 1;
+    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, way, expected, g)) return 1;
   }
   /* chunks carved at format (layout.c) first: a run is k ring operations */
   for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
@@ -379,8 +446,8 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
   }
   uint64_t bytes = (uint64_t)(got - counted) << DM_CHUNK_SHIFT; /* held from now (tree.c) */
   if (bytes) dm_heap_hold(h, bytes);
-  *g = chunk_format(h, idx[0], rv->arena, rv->cls, n);
-  bin_add_chunks(h, b, rv->arena, rv->cls, idx, got, n, cap, expected);
+  *g = chunk_format(h, idx[0], rv->arena, rv->cls, way, n);
+  bin_add_chunks(h, b, rv->arena, rv->cls, way, idx, got, n, cap, expected);
   return 1;
 }
 
@@ -442,7 +509,7 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   g.size = c->size;
   if (n > cap || !dm_sem_take_fast(&b->sem, n, 1)) return g;
   rv->units = n;
-  uint32_t hint = dm_load32(&b->hint), before;
+  uint32_t hint = dm_load32(&bin_way(h, b, bin_way_index(h))->hint), before;
   if (!hint) return g;
   uint32_t t = chunk_pin(h, hint - 1, make_tag(rv->arena, rv->cls), cap, n, &before, &rv->drop);
   rv->chunk = hint;

@@ -3,6 +3,7 @@
  * free dispatch by alignment. */
 #include "test_common.h"
 #include "chunk.h"
+#include <pthread.h>
 
 #define MiB (1ull << 20)
 
@@ -139,6 +140,87 @@ static void test_min_block(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* The calling thread's way of bin b (as slab.c picks it). */
+static dm_way_t *my_way(const dm_heap_t *h, dm_bin_t *b) {
+  return bin_way(h, b, (dm_arena_hint(DM_ARENAS_PER_SM) / h->narenas) & h->way_mask);
+}
+
+/* Ways: a heap of one arena has DM_BIN_WAYS of them. A thread of another
+ * way than the chunk's pins the bin's units where they are (no grow while
+ * the bin has room) and its way's hint follows; the bin's grows give their
+ * chunks to the ways in turn; a chunk that gets room back is re-listed in
+ * the way that lists it, whoever frees. */
+typedef struct {
+  dm_heap_t *h;
+  void **p;
+  uint32_t n, way;
+  void *then_free; /* freed after the allocations (NULL: none) */
+} ways_job_t;
+static void *ways_job(void *arg) {
+  ways_job_t *j = arg;
+  j->way = (dm_arena_hint(DM_ARENAS_PER_SM) / j->h->narenas) & j->h->way_mask;
+  for (uint32_t i = 0; i < j->n; i++) j->p[i] = dm_malloc(j->h, 4096, 16);
+  if (j->then_free) assert_int_equal(dm_free(j->h, j->then_free), DM_FREE_OK);
+  return NULL;
+}
+/* Run j in a new thread whose way is not `not`: threads get their index in
+ * turn, so empty threads go first until the next one's way differs. */
+static void ways_other(ways_job_t *j, uint32_t not) {
+  ways_job_t probe = {j->h, NULL, 0, 0, NULL};
+  pthread_t t;
+  do {
+    assert_int_equal(pthread_create(&t, NULL, ways_job, &probe), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+  } while (((probe.way + 1) & j->h->way_mask) == not);
+  assert_int_equal(pthread_create(&t, NULL, ways_job, j), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  assert_int_not_equal(j->way, not);
+}
+static uint32_t chunk_of(const dm_heap_t *h, const void *p) {
+  return (uint32_t)((uint64_t)((const char *)p - h->buddy.base) >> DM_CHUNK_SHIFT);
+}
+static void test_ways(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  dm_heap_t *h = f.h;
+  assert_int_equal(h->way_mask + 1, DM_BIN_WAYS);
+  assert_int_equal(dm_ways_for(455), 1);
+  assert_int_equal(dm_ways_for(113), 4);
+  assert_int_equal(dm_ways_for(7), DM_BIN_WAYS);
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  dm_bin_t *bin = &h->bins[cls];
+  void *p0 = dm_malloc(h, 4096, 16), *q[128], *r[1];
+  uint32_t c1 = chunk_of(h, p0); /* the bin's first grow: way 0 */
+  assert_int_equal(live_way(h->chunks[c1].live), 0);
+  assert_int_equal(bin_way(h, bin, 0)->hint, c1 + 1);
+  ways_job_t j = {h, q, cap - 1, 0, NULL};
+  ways_other(&j, 0);
+  assert_int_equal(h->hstats->footprint, DM_CHUNK_BYTES); /* no grow: it pinned in c1 */
+  for (uint32_t i = 0; i < cap - 1; i++) assert_int_equal(chunk_of(h, q[i]), c1);
+  assert_int_equal(bin_way(h, bin, j.way)->hint, c1 + 1); /* its way followed */
+  assert_int_equal(dm_sem_value(&bin->sem), 0);
+  /* the bin is full: its second grow, a run of two, to ways 1 and 2; then
+   * that thread frees a slot of c1, which was full: c1 is re-listed on way
+   * 0's stack */
+  ways_job_t g = {h, r, 1, 0, q[0]};
+  ways_other(&g, 0);
+  uint32_t c2 = chunk_of(h, r[0]);
+  assert_int_not_equal(c2, c1);
+  assert_int_equal(live_way(h->chunks[c2].live), 1);
+  assert_int_equal(bin_way(h, bin, 1)->hint, c2 + 1);
+  assert_int_equal(live_used(h->chunks[bin_way(h, bin, 2)->hint - 1].live), 0);
+  assert_int_equal(live_way(h->chunks[bin_way(h, bin, 2)->hint - 1].live), 2);
+  assert_int_equal(bin_way(h, bin, 0)->pending, c1 + 1);
+  assert_int_equal(bin_way(h, bin, g.way)->pending, 0);
+  fixture_assert_consistent(&f);
+  assert_int_equal(dm_free(h, r[0]), DM_FREE_OK);
+  assert_int_equal(dm_free(h, p0), DM_FREE_OK);
+  for (uint32_t i = 1; i < cap - 1; i++) assert_int_equal(dm_free(h, q[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 /* One chunk per bin until it is full; a full chunk leaves the list (lazily,
  * when a search meets it) and comes back when a slot is freed; empty chunks
  * stay with the bin until a reclaim pass (the tree runs short) takes them
@@ -153,12 +235,12 @@ static void test_bin_bookkeeping(void **st) {
   for (uint32_t i = 0; i < cap; i++) p[i] = dm_malloc(h, 4096, 16);
   assert_int_equal(h->hstats->footprint, DM_CHUNK_BYTES);
   assert_int_equal(dm_sem_value(&bin->sem), 0);
-  uint32_t chunk1 = bin->hint - 1;
-  assert_int_equal((uint32_t)h->chunks[chunk1].live, cap);
+  uint32_t chunk1 = my_way(h, bin)->hint - 1;
+  assert_int_equal(live_used(h->chunks[chunk1].live), cap);
   bin->grows = 0; /* one chunk per grow here (runs: test_grow_runs) */
   for (uint32_t i = cap; i < 2 * cap; i++) p[i] = dm_malloc(h, 4096, 16); /* second chunk */
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
-  uint32_t chunk2 = bin->hint - 1;
+  uint32_t chunk2 = my_way(h, bin)->hint - 1;
   assert_int_not_equal(chunk1, chunk2);
   assert_int_equal(dm_sem_value(&bin->sem), 0);
   assert_int_equal(dm_free(h, p[0]), DM_FREE_OK); /* room in chunk 1 */
@@ -166,20 +248,20 @@ static void test_bin_bookkeeping(void **st) {
   /* the full hint (chunk 2) is passed for the next chunk of the list,
    * chunk 1, without a search: chunk 2 stays listed until one drops it */
   p[0] = dm_malloc(h, 4096, 16);
-  assert_int_equal(bin->hint - 1, chunk1);
+  assert_int_equal(my_way(h, bin)->hint - 1, chunk1);
   assert_true(h->chunks[chunk2].listed);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
   assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK); /* chunk 2 has room: queued, no lock taken */
-  assert_int_equal(bin->pending, chunk2 + 1);
+  assert_int_equal(my_way(h, bin)->pending, chunk2 + 1);
   assert_true((uint32_t)h->chunks[chunk2].live & DM_LIVE_PEND);
   assert_int_equal(dm_free(h, p[cap + 1]), DM_FREE_OK); /* queued once */
   assert_int_equal(h->chunks[chunk2].pending, chunk1 + 1); /* chunk 1, queued when it got room */
   p[cap] = dm_malloc(h, 4096, 16); /* chunk 1 is full: the search lists chunk 2 and uses it */
   p[cap + 1] = dm_malloc(h, 4096, 16);
   assert_true(h->chunks[chunk2].listed);
-  assert_int_equal(bin->pending, 0);
+  assert_int_equal(my_way(h, bin)->pending, 0);
   assert_false((uint32_t)h->chunks[chunk2].live & DM_LIVE_PEND);
-  assert_int_equal((uint32_t)h->chunks[chunk2].live, cap);
+  assert_int_equal(live_used(h->chunks[chunk2].live), cap);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
   for (uint32_t i = 0; i < 2 * cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* both kept */
@@ -277,7 +359,7 @@ static void test_empty_chunks_adopted(void **st) {
   assert_int_equal(h->hstats->peak, footprint);
   assert_int_equal(dm_sem_value(&h->bins[cls].sem), 0); /* arena 0 gave all its chunks */
   assert_int_equal(dm_sem_value(&h->bins[DM_NUM_CLASSES + cls].sem), 0);
-  assert_int_equal(h->bins[cls].head, 0);
+  for (uint32_t w = 0; w <= h->way_mask; w++) assert_int_equal(bin_way(h, &h->bins[cls], w)->head, 0);
   fixture_assert_consistent(&f);
   for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   fixture_assert_consistent(&f);
@@ -570,6 +652,7 @@ int main(void) {
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_stealing),
       cmocka_unit_test(test_grant_fast),
+      cmocka_unit_test(test_ways),
       cmocka_unit_test(test_fresh_heap_carve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

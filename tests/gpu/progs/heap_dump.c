@@ -44,25 +44,33 @@ static void dump_tree(const dm_heap_t *h, FILE *f) {
 }
 
 /* Bins that are locked, or whose semaphore has expected or reserved units or
- * is below zero: the first `most` of them with their lists. */
+ * is below zero: the first `most` of them with their ways' lists. */
 static void dump_bins(const dm_heap_t *h, FILE *f, uint32_t most) {
   uint32_t nb = h->narenas * DM_NUM_CLASSES, locked = 0, busy = 0;
   for (uint32_t k = 0; k < nb; k++) {
-    const dm_bin_t *bin = &h->bins[k];
+    dm_bin_t *bin = &h->bins[k];
     uint64_t w = bin->sem.w;
-    locked += bin->lock != 0;
-    if (!dm_semw_e(w) && !dm_semw_r(w) && dm_semw_c(w) >= 0 && !bin->lock) continue;
+    uint32_t locks = 0;
+    for (uint32_t y = 0; y <= h->way_mask; y++) locks += bin_way(h, bin, y)->lock != 0;
+    locked += locks != 0;
+    if (!dm_semw_e(w) && !dm_semw_r(w) && dm_semw_c(w) >= 0 && !locks) continue;
     if (busy++ >= most) continue;
-    uint32_t cls = k % DM_NUM_CLASSES, cap = h->classes[cls].cap, listed = 0, room = 0;
-    for (uint32_t c = bin->head; c && c <= h->nchunks && listed <= h->nchunks;
-         c = h->chunks[c - 1].next, listed++)
-      room += live_used(h->chunks[c - 1].live) < cap;
-    uint64_t hv = bin->hint && bin->hint <= h->nchunks ? h->chunks[bin->hint - 1].live : 0;
-    fprintf(f, "DUMP bin arena %u class %u (%u B, cap %u): C %d E %u R %u lock %u head %u hint %u "
-               "(tag %u used %u) pending %u grows %u; %u listed, %u with room\n",
+    uint32_t cls = k % DM_NUM_CLASSES, cap = h->classes[cls].cap;
+    fprintf(f, "DUMP bin arena %u class %u (%u B, cap %u): C %d E %u R %u grows %u\n",
             k / DM_NUM_CLASSES, cls, h->classes[cls].size, cap, dm_semw_c(w), dm_semw_e(w),
-            dm_semw_r(w), bin->lock, bin->head, bin->hint, (unsigned)(hv >> 32), live_used(hv),
-            bin->pending, bin->grows, listed, room);
+            dm_semw_r(w), bin->grows);
+    for (uint32_t y = 0; y <= h->way_mask; y++) {
+      const dm_way_t *wy = bin_way(h, bin, y);
+      uint32_t listed = 0, room = 0;
+      for (uint32_t c = wy->head; c && c <= h->nchunks && listed <= h->nchunks;
+           c = h->chunks[c - 1].next, listed++)
+        room += live_used(h->chunks[c - 1].live) < cap;
+      uint64_t hv = wy->hint && wy->hint <= h->nchunks ? h->chunks[wy->hint - 1].live : 0;
+      fprintf(f, "DUMP   way %u: lock %u head %u hint %u (tag %u used %u) pending %u; "
+                 "%u listed, %u with room\n",
+              y, wy->lock, wy->head, wy->hint, (unsigned)(hv >> 32), live_used(hv), wy->pending,
+              listed, room);
+    }
   }
   uint32_t slab = 0, empty = 0, flagged = 0, over = 0;
   for (uint32_t i = 0; i < h->nchunks; i++) {
