@@ -509,10 +509,19 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   g.size = c->size;
   if (n > cap || !dm_sem_take_fast(&b->sem, n, 1)) return g;
   rv->units = n;
-  uint32_t hint = dm_load32(&bin_way(h, b, bin_way_index(h))->hint), before;
+  dm_way_t *w = bin_way(h, b, bin_way_index(h));
+  uint32_t hint = dm_load32(&w->hint), before, tag = make_tag(rv->arena, rv->cls);
   if (!hint) return g;
-  uint32_t t = chunk_pin(h, hint - 1, make_tag(rv->arena, rv->cls), cap, n, &before, &rv->drop);
+  uint32_t t = chunk_pin(h, hint - 1, tag, cap, n, &before, &rv->drop);
   rv->chunk = hint;
+  if (!t && !rv->drop) { /* the hint was full (nothing added): the chunk after it */
+    uint32_t next = dm_load32(&h->chunks[hint - 1].next);
+    if (next) {
+      t = chunk_pin(h, next - 1, tag, cap, n, &before, &rv->drop);
+      rv->chunk = next;
+      if (t) dm_cas32(&w->hint, hint, next); /* the others of the way follow */
+    }
+  }
   if (!t) return g;
   rv->cursor = before;
   rv->pinned = t;

@@ -145,6 +145,41 @@ static dm_way_t *my_way(const dm_heap_t *h, dm_bin_t *b) {
   return bin_way(h, b, (dm_arena_hint(DM_ARENAS_PER_SM) / h->narenas) & h->way_mask);
 }
 
+/* The fast grant passes a full hint for the chunk after it in the list, as
+ * the full grant does, and moves the hint there: a bin whose chunks a few
+ * warps fill (1 KiB: 4 warps a chunk) sent every warp that met a full hint
+ * down the long path. One way (300 arenas), so that the list is the bin's. */
+static void test_grant_fast_next(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 300);
+  dm_heap_t *h = f.h;
+  assert_int_equal(h->way_mask, 0);
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t arena = dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas; /* this thread's */
+  dm_bin_t *b = bin_at(h, arena, cls);
+  void *p[128];
+  uint32_t n = 0;
+  for (; n < cap; n++) p[n] = dm_malloc(h, 4096, 16); /* chunk A, full */
+  p[n++] = dm_malloc(h, 4096, 16); /* a run of two: B (1 taken, the hint), C */
+  uint32_t bchunk = b->way0.hint - 1, cchunk = h->chunks[bchunk].next - 1;
+  assert_int_not_equal(h->chunks[bchunk].next, 0);
+  for (uint32_t i = 1; i < cap; i++) p[n++] = dm_malloc(h, 4096, 16); /* B full */
+  assert_int_equal(b->way0.hint, bchunk + 1);
+  assert_int_equal(live_used(h->chunks[bchunk].live), cap);
+  dm_resv_t rv;
+  dm_resv_init(&rv, arena, cls);
+  dm_grant_t g = dm_slab_grant_fast(h, &rv, 1);
+  assert_int_equal(dm_popc64(g.bits), 1);
+  assert_ptr_equal(g.chunk, chunk_base(h, cchunk));
+  assert_int_equal(b->way0.hint, cchunk + 1);
+  assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
+  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 /* Ways: a heap of one arena has DM_BIN_WAYS of them. A thread of another
  * way than the chunk's pins the bin's units where they are (no grow while
  * the bin has room) and its way's hint follows; the bin's grows give their
@@ -652,6 +687,7 @@ int main(void) {
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_stealing),
       cmocka_unit_test(test_grant_fast),
+      cmocka_unit_test(test_grant_fast_next),
       cmocka_unit_test(test_ways),
       cmocka_unit_test(test_fresh_heap_carve),
   };
