@@ -135,6 +135,66 @@ static void test_concurrent_accounting(void **st) {
   assert_int_equal(dm_sem_reserved(&s), 0);
 }
 
+/* Waiters that give up: growers that fail half of their grows retire their
+ * expected units without units (signal(0, b - n)), so the waiters reserved
+ * for them drop their reservations and decide again while others take the
+ * units that do arrive. Requests of 1..3 units. The counts stay exact and
+ * R and E never wrap, whatever the interleaving of takes, reservations,
+ * drops and failed grows. */
+typedef struct {
+  dm_sem_t *s;
+  uint32_t seed;
+  uint64_t produced, consumed;
+  int wrapped; /* R or E read larger than any count of waiters could make them */
+} dropper_t;
+
+static void *dropper(void *arg) {
+  dropper_t *d = arg;
+  for (int i = 0; i < 20000; i++) {
+    d->seed = d->seed * 1103515245u + 12345u;
+    uint32_t n = 1 + (d->seed >> 16) % 3;
+    for (;;) {
+      int r = dm_sem_wait(d->s, n, 8);
+      if (r == DM_SEM_OK) break;
+      d->seed = d->seed * 1103515245u + 12345u;
+      if ((d->seed >> 16) & 1) { /* the grow failed: nothing produced */
+        dm_sem_signal(d->s, 0, 8 - n);
+        continue;
+      }
+      d->produced += 8;
+      dm_sem_signal(d->s, 8 - n, 8 - n);
+      break;
+    }
+    d->consumed += n;
+    uint64_t w = __atomic_load_n(&d->s->w, __ATOMIC_RELAXED);
+    if (dm_semw_r(w) > 16 * 3 || dm_semw_e(w) > 16 * 8) d->wrapped = 1;
+  }
+  return NULL;
+}
+
+static void test_concurrent_drops(void **st) {
+  dm_sem_t s;
+  dm_sem_init(&s, 0);
+  enum { T = 16 };
+  pthread_t t[T];
+  dropper_t d[T];
+  for (int i = 0; i < T; i++) {
+    d[i] = (dropper_t){&s, 0x9E3779B9u * (i + 1), 0, 0, 0};
+    pthread_create(&t[i], NULL, dropper, &d[i]);
+  }
+  uint64_t produced = 0, consumed = 0;
+  for (int i = 0; i < T; i++) {
+    pthread_join(t[i], NULL);
+    produced += d[i].produced;
+    consumed += d[i].consumed;
+    assert_false(d[i].wrapped); /* R and E never wrap */
+  }
+  assert_int_equal(produced - consumed, dm_sem_value(&s));
+  assert_int_equal(dm_semw_c(s.w), (int32_t)(produced - consumed));
+  assert_int_equal(dm_sem_expected(&s), 0);
+  assert_int_equal(dm_sem_reserved(&s), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_wait_takes_units),
@@ -143,6 +203,7 @@ int main(void) {
       cmocka_unit_test(test_try_wait),
       cmocka_unit_test(test_figure1_batch),
       cmocka_unit_test(test_concurrent_accounting),
+      cmocka_unit_test(test_concurrent_drops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
