@@ -172,6 +172,47 @@ static void *dropper(void *arg) {
   return NULL;
 }
 
+/* A grow that fails while requests wait for it: they drop their
+ * reservations, one of them grows (and produces), the others wait for that
+ * batch. Requests of 2 units, batches of 8. */
+typedef struct {
+  dm_sem_t *s;
+  int grew;
+} dropwait_t;
+static void *drop_waiter(void *arg) {
+  dropwait_t *d = arg;
+  for (;;) {
+    int r = dm_sem_wait(d->s, 2, 8);
+    if (r == DM_SEM_OK) return NULL;
+    d->grew++;
+    dm_sem_signal(d->s, 6, 6);
+    return NULL;
+  }
+}
+static void test_failed_grow_drops_reservations(void **st) {
+  dm_sem_t s;
+  dm_sem_init(&s, 0);
+  assert_int_equal(dm_sem_wait(&s, 2, 8), DM_SEM_GROW); /* E 6 */
+  pthread_t t[3];
+  dropwait_t d[3];
+  for (int i = 0; i < 3; i++) {
+    d[i] = (dropwait_t){&s, 0};
+    pthread_create(&t[i], NULL, drop_waiter, &d[i]);
+  }
+  for (int spin = 0; spin < 10000 && dm_sem_reserved(&s) < 6; spin++) usleep(100);
+  assert_int_equal(dm_sem_reserved(&s), 6); /* all three wait for that grow */
+  dm_sem_signal(&s, 0, 6); /* it failed: they drop and decide again */
+  int grew = 0;
+  for (int i = 0; i < 3; i++) {
+    pthread_join(t[i], NULL);
+    grew += d[i].grew;
+  }
+  assert_int_equal(grew, 1); /* one batch of 8 serves all three */
+  assert_int_equal(dm_sem_value(&s), 2);
+  assert_int_equal(dm_sem_expected(&s), 0);
+  assert_int_equal(dm_sem_reserved(&s), 0);
+}
+
 static void test_concurrent_drops(void **st) {
   dm_sem_t s;
   dm_sem_init(&s, 0);
@@ -203,6 +244,7 @@ int main(void) {
       cmocka_unit_test(test_try_wait),
       cmocka_unit_test(test_figure1_batch),
       cmocka_unit_test(test_concurrent_accounting),
+      cmocka_unit_test(test_failed_grow_drops_reservations),
       cmocka_unit_test(test_concurrent_drops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
