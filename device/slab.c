@@ -335,8 +335,9 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
 /* List chunks idx[0 .. k-1] in bin b of (arena, cls) and signal their
  * units, retiring the `expected` ones the caller's grow announced: the first
  * was formatted with n > 0 slots kept by the caller; the
- * others are formatted here, under their way's lock. Chunk i goes to way
- * `way` + i and becomes that way's hint. An empty
+ * others are formatted here, under their way's lock. Chunks j, j + ways,
+ * ... go to way `way` + j, one lock per way, and chunk j becomes that way's
+ * hint. An empty
  * chunk of a bin is taken (by a reclaim pass or a bin adopting it,
  * chunk_unbin) under its way's lock: formatted before the lock, an extra
  * chunk of a run was empty and not yet listed, was taken, and was then
@@ -389,6 +390,12 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t 
   return 0;
 }
 
+/* The run of a bin's grow after `grows` grows: 1, 2, 4, then 8 chunks
+ * (2^min(grows, DM_GROW_RUN_LOG2); resv_grow says why). */
+static DM_INLINE uint32_t grow_run_rule(uint32_t grows) {
+  return 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+}
+
 /* More than half the pool held: bins grow one chunk at a time, adopting
  * empty chunks first (resv_grow). */
 static DM_INLINE int past_half(const dm_heap_t *h) {
@@ -421,7 +428,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
   uint32_t cap = h->classes[rv->cls].cap;
   uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
   uint32_t way = grows & h->way_mask; /* the bin's grows take the ways in turn */
-  if (!k) k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+  if (!k) k = grow_run_rule(grows);
   if (past_half(h)) {
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, way, expected, g)) return 1;
@@ -451,22 +458,20 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
   return 1;
 }
 
-/* The run a bin's next grow takes (resv_grow's rule: 2^min(grows,
- * DM_GROW_RUN_LOG2) chunks, one beyond half the pool), no more than the
- * semaphore can expect at once. A grower that keeps more than half of its
- * first chunk decides the run before its wait, which then counts the whole
- * run as expected units: requests arriving meanwhile wait for the run
- * instead of growing themselves. When only the first chunk was expected
- * (nothing, for a 4 KiB request: 31 slots, the whole chunk), every 4 KiB
- * warp grew on its own, took a run of 8 chunks, ran the tree dry, and a
- * fresh heap's first 4 KiB pass spent 12-22 ms in the tree's semaphores;
+/* The run a bin's next grow takes (grow_run_rule, one beyond half the pool),
+ * no more than the semaphore can expect at once. A grower that keeps more
+ * than half of its first chunk decides the run before its wait, which then
+ * counts the whole run as expected units: requests arriving meanwhile wait
+ * for the run instead of growing themselves. When only the first chunk was
+ * expected (nothing, for a 4 KiB request: 31 slots, the whole chunk), every
+ * 4 KiB warp grew on its own, took a run of 8 chunks, ran the tree dry, and
+ * a fresh heap's first 4 KiB pass spent 12-22 ms in the tree's semaphores;
  * 1.1 ms with this (H200; the passes after it 0.25 -> 0.65 ms: the bins no
- * longer keep the surplus of those runs). Deciding every grower's run
- * before its wait made mixed-size utilization 79% -> 56% (a run decided
- * before a long wait is stale), so the others decide at the grow. */
+ * longer keep the surplus of those runs). Deciding every grower's run before
+ * its wait made mixed-size utilization 79% -> 56% (a run decided before a
+ * long wait is stale), so the others decide at the grow. */
 static DM_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n) {
-  uint32_t grows = dm_load32(&b->grows);
-  uint32_t k = 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
+  uint32_t k = grow_run_rule(dm_load32(&b->grows));
   if (past_half(h)) return 1;
   while (k > 1 && k * cap - n > DM_SEM_EXPECT_MAX) k >>= 1;
   return k;

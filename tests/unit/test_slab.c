@@ -142,7 +142,7 @@ static void test_min_block(void **st) {
 
 /* The calling thread's way of bin b (as slab.c picks it). */
 static dm_way_t *my_way(const dm_heap_t *h, dm_bin_t *b) {
-  return bin_way(h, b, (dm_arena_hint(DM_ARENAS_PER_SM) / h->narenas) & h->way_mask);
+  return bin_way(h, b, bin_way_index(h));
 }
 
 /* The fast grant passes a full hint for the chunk after it in the list, as
@@ -155,7 +155,7 @@ static void test_grant_fast_next(void **st) {
   dm_heap_t *h = f.h;
   assert_int_equal(h->way_mask, 0);
   uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
-  uint32_t arena = dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas; /* this thread's */
+  uint32_t arena = dm_heap_arena(h); /* this thread's */
   dm_bin_t *b = bin_at(h, arena, cls);
   void *p[128];
   uint32_t n = 0;
@@ -193,7 +193,7 @@ typedef struct {
 } ways_job_t;
 static void *ways_job(void *arg) {
   ways_job_t *j = arg;
-  j->way = (dm_arena_hint(DM_ARENAS_PER_SM) / j->h->narenas) & j->h->way_mask;
+  j->way = bin_way_index(j->h);
   for (uint32_t i = 0; i < j->n; i++) j->p[i] = dm_malloc(j->h, 4096, 16);
   if (j->then_free) assert_int_equal(dm_free(j->h, j->then_free), DM_FREE_OK);
   return NULL;
