@@ -24,6 +24,8 @@
  *   dm_or64/and64       fetch-or / fetch-and, return the old value
  *   dm_max64            atomic maximum
  *   dm_fence()          full memory fence (device scope on the GPU)
+ *   dm_fence_release()  the caller's earlier loads and stores before its later
+ *                       stores and atomics (device scope on the GPU)
  *   dm_pause()          back-off inside spin loops
  *   dm_pause_ns(ns)     a longer back-off (about ns nanoseconds on the GPU)
  *   dm_rand()           cheap per-thread pseudo-random 32-bit value
@@ -66,6 +68,7 @@ static DM_INLINE void dm_max64(uint64_t *p, uint64_t v) {
   atomicMax((unsigned long long *)p, (unsigned long long)v);
 }
 static DM_INLINE void dm_fence(void) { __threadfence(); }
+static DM_INLINE void dm_fence_release(void) { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 static DM_INLINE void dm_pause(void) { __nanosleep(64); }
 static DM_INLINE void dm_pause_ns(uint32_t ns) { __nanosleep(ns); }
 static DM_INLINE uint32_t dm_smid(void) {
@@ -126,6 +129,7 @@ static inline void dm_fence(void) { static uint32_t f; __atomic_fetch_add(&f, 0,
 #else
 static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
 #endif
+static inline void dm_fence_release(void) { dm_fence(); }
 static inline void dm_pause(void) { sched_yield(); }
 static inline void dm_pause_ns(uint32_t ns) { (void)ns; sched_yield(); }
 uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */

@@ -28,6 +28,14 @@ $(BUILD)/gpu/dm_grow_plain: tests/gpu/progs/dm_grow.cu tests/gpu/progs/pass_fail
 	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
 GPU_BINS += $(BUILD)/gpu/dm_grow $(BUILD)/gpu/dm_grow_plain
 
+# GPU suite (tests/gpu/cases/15_device_reuse.sh): blocks freed right after
+# their owner's last stores, relinked and plain (under the shim, and stock).
+$(BUILD)/gpu/dm_reuse: tests/gpu/progs/dm_reuse.cu tests/gpu/progs/pass_fail.h $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DM_RELINK_LIBS) -o $@
+$(BUILD)/gpu/dm_reuse_plain: tests/gpu/progs/dm_reuse.cu tests/gpu/progs/pass_fail.h | $(BUILD)/gpu/.dir
+	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
+GPU_BINS += $(BUILD)/gpu/dm_reuse $(BUILD)/gpu/dm_reuse_plain
+
 # The device suite with a watchdog that prints the heap's state when it hangs
 # (a tool, not a suite case: tests/gpu/progs/dm_hangdump.cu).
 $(GPU_PROG_DIR)/heap_dump.o: tests/gpu/progs/heap_dump.c tests/gpu/progs/heap_dump.h device/*.h | $(GPU_PROG_DIR)/.dir
