@@ -14,8 +14,9 @@
  *   fetch-and; lanes freeing in the same chunk account for them with one
  *   update of the chunk, its bin's semaphore and the counters. A free is a
  *   release: the caller's stores to the block are ordered before the block
- *   can be handed out again (a fence before the slab's fetch-and; the
- *   tree's and the block cache's publication fence on their own).
+ *   can be handed out again (the slab's fetch-and is a release atomic after
+ *   a warp barrier; the tree's and the block cache's publication fence on
+ *   their own).
  * Arenas: DM_ARENAS_PER_SM per SM, picked by %smid and the warp's slot
  * (modulo the heap's arena count).
  *
@@ -260,13 +261,6 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
                                                          int check) {
   uint32_t chunk, word, tag;
   uint64_t bit;
-  /* The caller's stores to its block before the slot is free: the bitmap's
-   * fetch-and is relaxed, and a store still in flight could land in the
-   * next owner's data, another SM's maybe (every lane fences its own
-   * stores: one instruction for the warp; 0.85-0.92x on the free rows,
-   * H200). A large block's free fences under the tree's lock or before the
-   * block cache publishes it. */
-  dm_fence_release();
   int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
   if (why != DM_FREE_OK) {
     dm_heap_note_misuse(h, why);
@@ -280,6 +274,12 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
   uint32_t lo = __reduce_or_sync(wg, (uint32_t)bit), hi = __reduce_or_sync(wg, (uint32_t)(bit >> 32));
   uint32_t wlead = (uint32_t)__ffs(wg) - 1u;
   uint64_t cleared = 0;
+  /* The lanes' stores to their blocks before the slots are free: the
+   * leader's fetch-and is a release (a store still in flight could land in
+   * the next owner's data, another SM's maybe), and the warp barrier puts
+   * the other lanes' stores before it. A large block's free fences under
+   * the tree's lock or before the block cache publishes it. */
+  __syncwarp(wg);
   if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, word, ((uint64_t)hi << 32) | lo);
   cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
   /* the same pointer twice: only when the lanes' bits are fewer than the lanes */

@@ -591,9 +591,10 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
 }
 
 /* Clear `bits` in a chunk's bitmap word; returns those that were set (the
- * others are double frees). */
+ * others are double frees). A release: the caller's stores to the slots come
+ * before another thread can claim them (devmalloc.cu, "free"). */
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits) {
-  return dm_and64(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
+  return dm_and64_release(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
 }
 
 /* Account `count` slots of chunk idx freed (their bits already cleared);
