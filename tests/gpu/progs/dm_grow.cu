@@ -30,11 +30,6 @@
 #endif
 #include "pass_fail.h"
 
-static void report(bool ok, const char *name, const char *detail) {
-  printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, detail[0] ? ": " : "", detail);
-  if (!ok) failures++;
-  fflush(stdout);
-}
 
 __device__ unsigned long long d_nulls, d_bad, d_got;
 
@@ -109,12 +104,12 @@ int main() {
   cudaError_t e = devmalloc_cuda_init_growing(NULL);
   devmalloc_heap_t *heap = devmalloc_cuda_heap();
   snprintf(d, sizeof d, "%s", cudaGetErrorString(e));
-  report(e == cudaSuccess && heap && devmalloc_heap_grows(heap), "grow_init", d);
+  report_line(e == cudaSuccess && heap && devmalloc_heap_grows(heap), "grow_init", d);
   if (e != cudaSuccess || !heap) return 1;
   devmalloc_stats_t s0 = stats();
   snprintf(d, sizeof d, "%llu MiB mapped at first (metadata included), max %llu MiB",
            (unsigned long long)(s0.mapped_bytes >> 20), (unsigned long long)(s0.max_bytes >> 20));
-  report(s0.mapped_bytes < (64ull << 20) + s0.max_bytes / 100 + (64ull << 20), "grow_starts_small", d);
+  report_line(s0.mapped_bytes < (64ull << 20) + s0.max_bytes / 100 + (64ull << 20), "grow_starts_small", d);
 #endif
   size_t total_mem = 0, free_mem = 0;
   CK(cudaMemGetInfo(&free_mem, &total_mem));
@@ -141,10 +136,10 @@ int main() {
   snprintf(d, sizeof d, "%llu NULLs; mapped %llu MiB, %llu growth events, %llu waits, %llu timeouts",
            nulls, (unsigned long long)(s1.mapped_bytes >> 20), (unsigned long long)s1.growth_events,
            (unsigned long long)s1.grow_waits, (unsigned long long)s1.grow_timeouts);
-  report(nulls == 0 && s1.mapped_bytes >= (16ull << 30) && s1.growth_events > 0, "grow_16g_over_kernels", d);
+  report_line(nulls == 0 && s1.mapped_bytes >= (16ull << 30) && s1.growth_events > 0, "grow_16g_over_kernels", d);
 #else
   snprintf(d, sizeof d, "%llu NULLs", nulls);
-  report(nulls == 0, "grow_16g_over_kernels", d);
+  report_line(nulls == 0, "grow_16g_over_kernels", d);
 #endif
   for (int k = 0; k < K; k++) {
     k_check_free<<<(unsigned)((n[k] + 255) / 256), 256>>>(ptrs[k], n[k], sz[k], 7u * k);
@@ -153,24 +148,24 @@ int main() {
   CK(cudaDeviceSynchronize());
   unsigned long long bad = get(d_bad);
   snprintf(d, sizeof d, "%llu damaged blocks", bad);
-  report(bad == 0, "grow_16g_intact", d);
+  report_line(bad == 0, "grow_16g_intact", d);
 
 #ifndef PLAIN
   /* 2. trim */
   char why[200] = "";
   int whole = 0;
   devmalloc_status_t vst = devmalloc_heap_verify(heap, &whole, why, sizeof why);
-  report(vst == DEVMALLOC_OK && whole, "grow_whole_after_free", why);
+  report_line(vst == DEVMALLOC_OK && whole, "grow_whole_after_free", why);
   size_t unmapped = 0;
   devmalloc_status_t tst = devmalloc_heap_trim(heap, 0, &unmapped);
   devmalloc_stats_t s2 = stats();
   snprintf(d, sizeof d, "%zu MiB unmapped, mapped %llu -> %llu MiB", unmapped >> 20,
            (unsigned long long)(s1.mapped_bytes >> 20), (unsigned long long)(s2.mapped_bytes >> 20));
-  report(tst == DEVMALLOC_OK && s2.mapped_bytes + (15ull << 30) < s1.mapped_bytes &&
+  report_line(tst == DEVMALLOC_OK && s2.mapped_bytes + (15ull << 30) < s1.mapped_bytes &&
              s2.mapped_bytes <= s0.mapped_bytes,
          "grow_trim_drops_mapped", d);
   vst = devmalloc_heap_verify(heap, &whole, why, sizeof why);
-  report(vst == DEVMALLOC_OK && whole, "grow_whole_after_trim", why);
+  report_line(vst == DEVMALLOC_OK && whole, "grow_whole_after_trim", why);
 #endif
 
   /* 3. one kernel that alone needs 4 GiB */
@@ -194,7 +189,7 @@ int main() {
     nulls = get(d_nulls);
 #ifndef PLAIN
     snprintf(d, sizeof d, "%s, %zu MiB unmapped", devmalloc_status_string(tb), un_beside >> 20);
-    report(tb == DEVMALLOC_OK, "grow_trim_beside_kernel", d);
+    report_line(tb == DEVMALLOC_OK, "grow_trim_beside_kernel", d);
 #endif
 #ifndef PLAIN
     devmalloc_stats_t b = stats();
@@ -202,15 +197,15 @@ int main() {
              nulls, (unsigned long long)(b.growth_events - a.growth_events),
              (unsigned long long)(a.mapped_bytes >> 20), (unsigned long long)(b.mapped_bytes >> 20),
              (unsigned long long)(b.grow_waits - a.grow_waits));
-    report(nulls == 0 && b.growth_events > a.growth_events && b.mapped_bytes >= a.mapped_bytes + (4ull << 30) - (64ull << 20),
+    report_line(nulls == 0 && b.growth_events > a.growth_events && b.mapped_bytes >= a.mapped_bytes + (4ull << 30) - (64ull << 20),
            "grow_during_one_kernel_4g", d);
 #else
     snprintf(d, sizeof d, "%llu NULLs", nulls);
-    report(nulls == 0, "grow_during_one_kernel_4g", d);
+    report_line(nulls == 0, "grow_during_one_kernel_4g", d);
 #endif
     k_check_free<<<(unsigned)((n4 + 255) / 256), 256>>>(p4, n4, 32768, 3);
     CK(cudaDeviceSynchronize());
-    report(get(d_bad) == 0, "grow_4g_intact", "");
+    report_line(get(d_bad) == 0, "grow_4g_intact", "");
     CK(cudaFree(p4));
   }
 
@@ -231,13 +226,13 @@ int main() {
     for (unsigned t = 0; t < T; t++) all &= saw[t];
     snprintf(d, sizeof d, "%llu GiB granted of %zu GiB device memory; every thread got NULL: %d",
              *total >> 30, total_mem >> 30, all);
-    report(all && *total > 0 && *total < total_mem, "grow_beyond_device_null", d);
+    report_line(all && *total > 0 && *total < total_mem, "grow_beyond_device_null", d);
     void **out;
     CK(cudaMallocManaged(&out, sizeof *out));
     *out = (void *)1;
     k_huge<<<1, 1>>>(out);
     CK(cudaDeviceSynchronize());
-    report(*out == NULL, "grow_beyond_max_null", "");
+    report_line(*out == NULL, "grow_beyond_max_null", "");
     k_free_all<<<T * PER / 256, 256>>>(pp, (size_t)T * PER);
     CK(cudaDeviceSynchronize());
 #ifndef PLAIN
@@ -248,9 +243,9 @@ int main() {
     snprintf(d, sizeof d, "peak %llu MiB; after frees and trim %llu MiB mapped (%zu MiB unmapped); %llu waits ended without memory",
              (unsigned long long)(s3.mapped_peak >> 20), (unsigned long long)(s4.mapped_bytes >> 20), un >> 20,
              (unsigned long long)s4.grow_timeouts);
-    report(s4.mapped_bytes <= s0.mapped_bytes, "grow_trim_after_full", d);
+    report_line(s4.mapped_bytes <= s0.mapped_bytes, "grow_trim_after_full", d);
     vst = devmalloc_heap_verify(heap, &whole, why, sizeof why);
-    report(vst == DEVMALLOC_OK && whole, "grow_whole_at_end", why);
+    report_line(vst == DEVMALLOC_OK && whole, "grow_whole_at_end", why);
     printf("grow stats: ");
     devmalloc_stats_print(&s4, stdout, "dm_grow");
 #endif

@@ -26,11 +26,6 @@
 #endif
 #include "pass_fail.h"
 
-static void report(bool ok, const char *name, const char *detail) {
-  printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name, detail[0] ? ": " : "", detail);
-  if (!ok) failures++;
-  fflush(stdout);
-}
 
 __device__ unsigned long long d_nulls, d_bad, d_got;
 
@@ -103,7 +98,7 @@ static void run_case(const char *name, unsigned size, unsigned threads, unsigned
            got, bad, nulls);
   /* NULLs are allowed (the heap may run short while a round's blocks are
    * live) but most requests must be served, or nothing was tested */
-  report(bad == 0 && got >= (unsigned long long)threads * rounds / 2, name, detail);
+  report_line(bad == 0 && got >= (unsigned long long)threads * rounds / 2, name, detail);
 }
 
 int main(int argc, char **argv) {
@@ -111,7 +106,7 @@ int main(int argc, char **argv) {
   CK(cudaFree(0));
 #ifndef PLAIN
   if (devmalloc_cuda_init(64ull << 20) != cudaSuccess) {
-    report(false, "reuse_heap_init", "devmalloc_cuda_init(64 MiB) failed");
+    report_line(false, "reuse_heap_init", "devmalloc_cuda_init(64 MiB) failed");
     return 1;
   }
 #else
