@@ -38,7 +38,8 @@ $$(RELINK_DIR)/asan/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/asan/.dir
 endef
 $(foreach d,interpose/image interpose/relink,$(eval $(call RELINK_RULES,$(d))))
 $(RELINK_DIR)/devmalloc_ptx.o: interpose/relink/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
-	$(CC) -c -DDM_PTX_FILE='"$(DM_PTX)"' $< -o $@
+	sha=$$(sha256sum $(DM_PTX) | cut -c1-64 | sed 's/../0x&,/g; s/,$$//') && \
+	  $(CC) -c -DDM_PTX_FILE='"$(DM_PTX)"' -DDM_PTX_SHA256="$$sha" $< -o $@
 $(RELINK_LIB): $(RELINK_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(RELINK_DIR)/libreader.a: $(RELINK_READER_OBJS)

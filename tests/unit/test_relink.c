@@ -19,6 +19,7 @@
 #include "fatbin.h"
 #include "jit_link.h"
 #include "relink.h"
+#include "sha256.h"
 #include "relink_test_util.h"
 
 /* ---- fake driver ---- */
@@ -164,6 +165,20 @@ static void test_relink_and_cache(void **state)
     assert_int_equal(dm_relink_file(path, &out, &sz, why, sizeof why), 1);
     dm_relink_free(out);
     assert_int_equal(fake_links, links0 + 1);
+}
+
+/* The digest of devmalloc's PTX that the build embeds (mk/relink.mk, the
+ * cache key's part) is the digest of the PTX the shim embeds. */
+extern const char dm_devmalloc_ptx[];
+extern const unsigned char dm_devmalloc_ptx_sha256[32];
+static void test_embedded_ptx_digest(void **state)
+{
+    (void)state;
+    uint8_t h[32];
+    size_t n = strlen(dm_devmalloc_ptx);
+    assert_true(n > 1000);
+    dm_sha256(dm_devmalloc_ptx, n, h);
+    assert_memory_equal(h, dm_devmalloc_ptx_sha256, 32);
 }
 
 static void test_pick_arch(void **state)
@@ -357,6 +372,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cache_dir_values),   /* first: before options are read */
         cmocka_unit_test(test_relink_and_cache),
+        cmocka_unit_test(test_embedded_ptx_digest),
         cmocka_unit_test(test_pick_arch),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_odd_files),
