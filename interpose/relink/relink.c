@@ -288,18 +288,17 @@ static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key
 }
 
 /* Link (or fetch from the cache, unless the caller looked there already:
- * `looked` is then what the cache said) ptx + devmalloc's PTX. */
-static int link_or_fetch(const char *label, const char *ptx, size_t n,
-                         unsigned ptx_arch, const dm_jit_target_t *t, const char *looked,
+ * `looked` is then what the cache said) ptx + devmalloc's PTX; `key` is
+ * make_key's for ptx. */
+static int link_or_fetch(const char *label, const char *ptx, size_t n, unsigned ptx_arch,
+                         const dm_cache_key_t *key, const char *looked,
                          const void **out, size_t *out_size, char *why, size_t whylen)
 {
-    dm_cache_key_t key;
-    make_key(ptx, n, t, &key);
     double t0 = now_ms();
     char note[PATH_MAX + 160] = "";
     if (looked)
         snprintf(note, sizeof note, "%s", looked);
-    else if (fetch_cached(label, ptx_arch, &key, out, out_size, note, sizeof note))
+    else if (fetch_cached(label, ptx_arch, key, out, out_size, note, sizeof note))
         return 1;
     if (cache)
         event(DM_OBS_CACHE_MISS, label);
@@ -320,7 +319,7 @@ static int link_or_fetch(const char *label, const char *ptx, size_t n,
     int show_note = cache && note[0] && strcmp(note, "cache miss") != 0;
     char cwhy[256] = "";
     if (cache)
-        cached = dm_cache_put(cache, &key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
+        cached = dm_cache_put(cache, key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
     if (opts.verbose)
         dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
             "(JIT link %.1f ms, %zu bytes, %s%s%s)", label, ptx_arch, jit_ms, sz,
@@ -336,8 +335,9 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
 {
     char note[PATH_MAX + 160] = "";
     const char *looked = NULL;
-    if (u->have && cache) { /* the ELF's verdict is in: the cache first (header comment) */
-        dm_cache_key_t key;
+    dm_cache_key_t key;
+    int keyed = u->have && cache;
+    if (keyed) { /* the ELF's verdict is in: the cache first (header comment) */
         make_key(ptx, n, t, &key);
         if (fetch_cached(label, arch, &key, out, out_size, note, sizeof note))
             return 1;
@@ -349,7 +349,9 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
     if (!u->uses_stock && opts.jit != JIT_FORCE)
         return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)",
                        label, u->source);
-    return link_or_fetch(label, ptx, n, arch, t, looked, out, out_size, why, whylen);
+    if (!keyed)
+        make_key(ptx, n, t, &key);
+    return link_or_fetch(label, ptx, n, arch, &key, looked, out, out_size, why, whylen);
 }
 
 static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
