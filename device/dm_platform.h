@@ -26,6 +26,7 @@
  *   dm_fence()          full memory fence (device scope on the GPU)
  *   dm_and64_release    fetch-and that orders the caller's earlier loads and
  *                       stores before it (a release; device scope on the GPU)
+ *   dm_exch32_release   exchange, a release likewise
  *   dm_pause()          back-off inside spin loops
  *   dm_pause_ns(ns)     a longer back-off (about ns nanoseconds on the GPU)
  *   dm_rand()           cheap per-thread pseudo-random 32-bit value
@@ -74,6 +75,13 @@ static DM_INLINE void dm_fence(void) { __threadfence(); }
 static DM_INLINE uint64_t dm_and64_release(uint64_t *p, uint64_t v) {
   uint64_t old;
   asm volatile("atom.release.gpu.global.and.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
+  return old;
+}
+/* An exchange that orders the caller's earlier stores before it (a release):
+ * what a thread that finds the new value must see. */
+static DM_INLINE uint32_t dm_exch32_release(uint32_t *p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.release.gpu.global.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
 static DM_INLINE void dm_pause(void) { __nanosleep(64); }
@@ -137,6 +145,7 @@ static inline void dm_fence(void) { static uint32_t f; __atomic_fetch_add(&f, 0,
 static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
 #endif
 static inline uint64_t dm_and64_release(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }
+static inline uint32_t dm_exch32_release(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, DM_SC); }
 static inline void dm_pause(void) { sched_yield(); }
 static inline void dm_pause_ns(uint32_t ns) { (void)ns; sched_yield(); }
 uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */
