@@ -13,7 +13,8 @@
 # The reader alone (no driver, no embedded PTX): tests, fuzz and inspect use it.
 RELINK_READER_SRCS := interpose/image/fatbin.c interpose/image/decompress.c \
                       interpose/image/cubin_elf.c interpose/image/ptx_scan.c \
-                      interpose/relink/sha256.c interpose/relink/cache.c interpose/relink/cache_dir.c
+                      interpose/relink/sha256.c interpose/relink/crc32c.c interpose/relink/cache.c \
+                      interpose/relink/cache_dir.c
 RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c
 RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
@@ -143,7 +144,8 @@ FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
 FUZZ_SRCS_prescan := $(SCAN_SRCS)
 FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
 FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
-FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c
+FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c \
+                         interpose/relink/crc32c.c
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard $(SHIM_FOLDERS:%=%/*.c)) \
     $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
 	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS) -lm

@@ -4,6 +4,7 @@
  * is read-only after dm_cache_open().
  */
 #include "cache.h"
+#include "crc32c.h"
 #include "image/relink_err.h"
 #include <fcntl.h>
 #include <limits.h>
@@ -155,7 +156,8 @@ static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint32_t get_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static uint64_t get_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
-/* Header: magic[8] format u32 hdrsize u32 size u64 pad[8] key[32] sum[32]. */
+/* Header: magic[8] format u32 hdrsize u32 size u64 pad[8] key[32] sum[32]
+ * (sum: the payload's CRC-32C in its first 4 bytes, zeros after). */
 static void make_header(uint8_t h[DM_CACHE_HDR], const dm_cache_key_t *k,
                         const void *data, size_t size)
 {
@@ -165,7 +167,7 @@ static void make_header(uint8_t h[DM_CACHE_HDR], const dm_cache_key_t *k,
     put_u32(h + 12, DM_CACHE_HDR);
     put_u64(h + 16, size);
     memcpy(h + 32, k->b, 32);
-    dm_sha256(data, size, h + 64);
+    put_u32(h + 64, dm_crc32c(data, size));
 }
 
 static int read_all(int fd, void *buf, size_t n)
@@ -266,9 +268,9 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data,
     }
     rc = read_all(fd, buf, n);
     close(fd);
-    uint8_t sum[32];
+    uint8_t sum[32] = {0};
     if (rc == 0)
-        dm_sha256(buf, n, sum);
+        put_u32(sum, dm_crc32c(buf, n));
     if (rc != 0 || memcmp(sum, h + 64, 32)) {
         free(buf);
         return bad_entry(c, name, &st, why, whylen, rc ? "is truncated" : "fails its checksum");

@@ -12,8 +12,10 @@
  * of writers that died (older than DM_CACHE_STALE_S) are removed at open.
  *
  * Entry "<64 hex key>.cubin": a 96-byte header (magic "DMJITC01", format
- * version, header size, payload size, the key, SHA-256 of the payload)
- * followed by the payload. dm_cache_get() verifies all of it (and that the
+ * version, header size, payload size, the key, the payload's CRC-32C in a
+ * 32-byte field) followed by the payload. Format 1 held the payload's
+ * SHA-256 there; its entries fail the header check, are removed, and are
+ * written again by the next link (one JIT per module). dm_cache_get() verifies all of it (and that the
  * file is a regular file of ours with the exact size; opened O_NONBLOCK, so
  * a FIFO cannot block) and treats any mismatch as a miss, removing the bad
  * entry if it is still the file it judged (a writer may have renamed a good
@@ -35,7 +37,7 @@
 #include <stdint.h>
 
 #define DM_CACHE_MAGIC   "DMJITC01"
-#define DM_CACHE_FORMAT  1u
+#define DM_CACHE_FORMAT  2u
 #define DM_CACHE_HDR     96u
 
 typedef struct { uint8_t b[32]; } dm_cache_key_t;
