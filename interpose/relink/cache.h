@@ -15,9 +15,9 @@
  * version, header size, payload size, the key, the payload's CRC-32C in a
  * 32-byte field) followed by the payload. Format 1 held the payload's
  * SHA-256 there; its entries fail the header check, are removed, and are
- * written again by the next link (one JIT per module). dm_cache_get() verifies all of it (and that the
- * file is a regular file of ours with the exact size; opened O_NONBLOCK, so
- * a FIFO cannot block) and treats any mismatch as a miss, removing the bad
+ * written again by the next link (one JIT per module). dm_cache_get()
+ * verifies all of it (and that the file is a regular file of ours with the
+ * exact size; opened O_NONBLOCK, so a FIFO cannot block) and treats any mismatch as a miss, removing the bad
  * entry if it is still the file it judged (a writer may have renamed a good
  * one into place meanwhile). dm_cache_put() writes a temp file (O_EXCL,
  * 0600) and renames it into place: readers see the old entry, the new one,
