@@ -17,12 +17,12 @@
  * SHA-256 there; its entries fail the header check, are removed, and are
  * written again by the next link (one JIT per module). dm_cache_get()
  * verifies all of it (and that the file is a regular file of ours with the
- * exact size; opened O_NONBLOCK, so a FIFO cannot block) and treats any mismatch as a miss, removing the bad
- * entry if it is still the file it judged (a writer may have renamed a good
- * one into place meanwhile). dm_cache_put() writes a temp file (O_EXCL,
- * 0600) and renames it into place: readers see the old entry, the new one,
- * or none, never a partial one; an entry larger than RLIMIT_FSIZE allows is
- * not written (no SIGXFSZ).
+ * exact size; opened O_NONBLOCK, so a FIFO cannot block) and treats any
+ * mismatch as a miss, removing the bad entry if it is still the file it
+ * judged (a writer may have renamed a good one into place meanwhile).
+ * dm_cache_put() writes a temp file (O_EXCL, 0600) and renames it into
+ * place: readers see the old entry, the new one, or none, never a partial
+ * one; an entry larger than RLIMIT_FSIZE allows is not written (no SIGXFSZ).
  *
  * Keys: SHA-256 over tagged inputs, built with dm_cache_key_*().
  *
