@@ -301,7 +301,7 @@ if sm is not None:
         print(f"{'init total (time, this process)':<34} {num(a, 10, 'ms')} {num(b, 10, 'ms')} "
               f"{num(b / a if a and b is not None else None, 9, 'x')}  (not judged: one process each)")
         n = min(len(starts.get("relinked", [])), len(starts.get("shim", [])))
-        a, b = (statistics.median(starts[v]) if n else None for v in ("relinked", "shim"))
+        a, b = (statistics.median(starts[v][:n]) if n else None for v in ("relinked", "shim"))
         label = f"init total (median of {n} starts)"
     else:
         label = "init total (time)"

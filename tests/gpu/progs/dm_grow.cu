@@ -30,7 +30,6 @@
 #endif
 #include "pass_fail.h"
 
-
 __device__ unsigned long long d_nulls, d_bad, d_got;
 
 __global__ void k_alloc(char **ptrs, size_t n, size_t size, unsigned tag) {
