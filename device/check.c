@@ -10,8 +10,9 @@
  * are held by the grower (BUSY; a grower-held granule counts as free for
  * "whole"); that the block cache's rings hold exactly the CACHED nodes
  * (cached blocks count as free for "whole"); and that every bin's list of
- * chunks is well formed, each chunk on one list at most; and that no tree
- * request is counted in flight. Returns the number
+ * chunks is well formed, each chunk on one list at most, and counts the
+ * chunks whose tag names the bin; and that no tree request is counted in
+ * flight. Returns the number
  * of violations; writes the first one to `why`.
  *
  * Locking: none; the heap must be quiescent.
@@ -144,6 +145,23 @@ static void check_lists(const dm_heap_t *h, report_t *r) {
   free(seen);
 }
 
+/* Each bin's `held` (slab.c: its runs start again at none) is the number of chunks
+ * whose tag names the bin. */
+static void check_held(const dm_heap_t *h, report_t *r) {
+  uint32_t nbins = h->narenas * DM_NUM_CLASSES, *n = calloc(nbins, sizeof *n);
+  if (!n) {
+    fail(r, "out of host memory for the check", nbins);
+    return;
+  }
+  for (uint32_t i = 0; i < h->nchunks; i++) {
+    uint32_t tag = (uint32_t)(h->chunks[i].live >> 32);
+    if (tag) n[tag_arena(tag) * DM_NUM_CLASSES + tag_class(tag)]++;
+  }
+  for (uint32_t b = 0; b < nbins; b++)
+    if (h->bins[b].held != n[b]) fail(r, "bin's chunk count disagrees with the chunks' tags", b);
+  free(n);
+}
+
 int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   report_t r = {0, why, whylen};
   uint32_t count[DM_MAX_ORDERS] = {0}, cached[DM_CACHE_ORDERS] = {0};
@@ -172,6 +190,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
         fail(&r, "bin semaphore has expected/reserved units at rest", c);
     }
   if (h->hstats->inflight) fail(&r, "tree requests in flight at rest", h->hstats->inflight);
+  check_held(h, &r);
   check_lists(h, &r);
   return r.errors;
 }

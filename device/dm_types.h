@@ -126,8 +126,8 @@ typedef struct dm_way {
 typedef struct dm_bin {
   dm_sem_t sem;    /* free slots in the bin's chunks, all ways (two-stage accounting) */
   dm_way_t way0;
-  uint32_t grows;  /* times the bin took chunks from the tree (sets the run length) */
-  uint32_t pad;
+  uint32_t grows;  /* times the bin took chunks since it last held none (sets the run length) */
+  uint32_t held;   /* chunks the bin holds now */
 } dm_bin_t;
 
 typedef struct dm_class {

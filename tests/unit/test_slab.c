@@ -274,6 +274,7 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(live_used(h->chunks[chunk1].live), cap);
   bin->grows = 0; /* one chunk per grow here (runs: test_grow_runs) */
   for (uint32_t i = cap; i < 2 * cap; i++) p[i] = dm_malloc(h, 4096, 16); /* second chunk */
+  assert_int_equal(bin->held, 2);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
   uint32_t chunk2 = my_way(h, bin)->hint - 1;
   assert_int_not_equal(chunk1, chunk2);
@@ -318,7 +319,9 @@ static void test_bin_bookkeeping(void **st) {
 }
 
 /* A bin that keeps growing takes runs of 1, 2, 4, then 8 chunks per grow;
- * all of them are listed and served before the next grow. */
+ * all of them are listed and served before the next grow. Once its chunks
+ * went back to the tree (the bin holds none), the next grow takes one chunk
+ * again. */
 static void test_grow_runs(void **st) {
   fixture_heap_t f;
   fixture_heap_init_tree(&f, 16 * MiB, 1);
@@ -332,11 +335,22 @@ static void test_grow_runs(void **st) {
     while (n < total * cap) assert_non_null(p[n++] = dm_malloc(h, 4096, 16));
     assert_int_equal(h->hstats->footprint, (uint64_t)total * DM_CHUNK_BYTES);
     assert_int_equal(h->bins[cls].grows, g + 1);
+    assert_int_equal(h->bins[cls].held, total);
     fixture_assert_consistent(&f);
   }
   for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
+  assert_int_equal(dm_reclaim_chunks(h), 1);
+  assert_int_equal(h->hstats->footprint, 0);
+  assert_int_equal(h->bins[cls].held, 0);
+  assert_int_equal(h->bins[cls].grows, 0);
+  assert_non_null(p[0] = dm_malloc(h, 4096, 16)); /* a fresh start: one chunk, not eight */
+  assert_int_equal(h->hstats->footprint, DM_CHUNK_BYTES);
+  assert_int_equal(h->bins[cls].held, 1);
+  assert_int_equal(h->bins[cls].grows, 1);
+  assert_int_equal(dm_free(h, p[0]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
   fixture_heap_fini(&f);
 }
 
