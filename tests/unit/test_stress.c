@@ -172,47 +172,6 @@ static void test_stress(void **st) {
   shadowed_fini();
 }
 
-/* Shared bins under threads: 32 arenas, so that a small class is young
- * below 8 chunks and most threads' requests of it go to another arena's
- * bin (slab.c, "Shared bins"). Each thread takes blocks of 1 .. 512 B,
- * checked against the shadow maps and stamped, then reads how many slots
- * shared bins gave (some must have), verifies and frees them; the heap is
- * consistent (the bins' and classes' chunk counts included) and whole. */
-#define SHARED_BLOCKS (4000 / STRESS_SCALE)
-static uint32_t shared_seen;
-
-static void *shared_thread(void *arg) {
-  uint32_t who = (uint32_t)(uintptr_t)arg;
-  uint64_t s = 0xD1B54A32D192ED03ull * (who + 1);
-  live_t *live = calloc(SHARED_BLOCKS, sizeof *live);
-  if (!live) fail_msg("out of host memory");
-  for (int i = 0; i < SHARED_BLOCKS; i++) {
-    uint64_t size = 1 + rng(&s) % 512;
-    char *p = dm_malloc(f.h, size, 16);
-    if (!p) fail_msg("a small block refused in a roomy heap");
-    claim(p, size, who);
-    live[i] = (live_t){p, size, rng(&s)};
-    stamp(&live[i]);
-  }
-  uint32_t sum = 0;
-  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) sum += __atomic_load_n(&f.h->hstats->class_shared[c], __ATOMIC_SEQ_CST);
-  __atomic_fetch_add(&shared_seen, sum, __ATOMIC_SEQ_CST);
-  for (int i = 0; i < SHARED_BLOCKS; i++) {
-    verify(&live[i]);
-    release(live[i].p, live[i].size);
-    if (dm_free(f.h, live[i].p) != DM_FREE_OK) fail_msg("valid free refused");
-  }
-  free(live);
-  return NULL;
-}
-
-static void test_shared_bins_threads(void **st) {
-  shared_seen = 0;
-  run_shadowed(64ull << 20, 32, shared_thread); /* roomy whatever STRESS_HEAP is */
-  assert_true(shared_seen > 0);
-  shadowed_fini();
-}
-
 /* Threads free the slots of the same chunks at once (slot i by thread
  * i % THREADS): whichever free empties a chunk must find every other free's
  * units signalled and return the chunk, so the pool is whole after each
@@ -299,7 +258,6 @@ static void test_tight_heap_waves(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_stress),
                                      cmocka_unit_test(test_cross_thread_frees_return_chunks),
-                                     cmocka_unit_test(test_tight_heap_waves),
-                                     cmocka_unit_test(test_shared_bins_threads)};
+                                     cmocka_unit_test(test_tight_heap_waves)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
