@@ -146,10 +146,9 @@ static void check_lists(const dm_heap_t *h, report_t *r) {
 }
 
 /* Each bin's `held` (slab.c: its runs start again at none) is the number of chunks
- * whose tag names the bin, and each class's count (slab.c, "Shared bins")
- * the sum over its bins. */
-static void check_chunk_counts(const dm_heap_t *h, report_t *r) {
-  uint32_t nbins = h->narenas * DM_NUM_CLASSES, *n = calloc(nbins, sizeof *n), cls[DM_NUM_CLASSES] = {0};
+ * whose tag names the bin. */
+static void check_held(const dm_heap_t *h, report_t *r) {
+  uint32_t nbins = h->narenas * DM_NUM_CLASSES, *n = calloc(nbins, sizeof *n);
   if (!n) {
     fail(r, "out of host memory for the check", nbins);
     return;
@@ -158,12 +157,8 @@ static void check_chunk_counts(const dm_heap_t *h, report_t *r) {
     uint32_t tag = (uint32_t)(h->chunks[i].live >> 32);
     if (tag) n[tag_arena(tag) * DM_NUM_CLASSES + tag_class(tag)]++;
   }
-  for (uint32_t b = 0; b < nbins; b++) {
+  for (uint32_t b = 0; b < nbins; b++)
     if (h->bins[b].held != n[b]) fail(r, "bin's chunk count disagrees with the chunks' tags", b);
-    cls[b % DM_NUM_CLASSES] += n[b];
-  }
-  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++)
-    if (h->hstats->class_chunks[c] != cls[c]) fail(r, "class chunk count disagrees with the chunks' tags", c);
   free(n);
 }
 
@@ -195,7 +190,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
         fail(&r, "bin semaphore has expected/reserved units at rest", c);
     }
   if (h->hstats->inflight) fail(&r, "tree requests in flight at rest", h->hstats->inflight);
-  check_chunk_counts(h, &r);
+  check_held(h, &r);
   check_lists(h, &r);
   return r.errors;
 }

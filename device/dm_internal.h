@@ -9,7 +9,7 @@
 
 #include "dm_types.h"
 
-enum { DM_SEM_OK = 0, DM_SEM_GROW = -1, DM_SEM_ELSEWHERE = -2 };
+enum { DM_SEM_OK = 0, DM_SEM_GROW = -1 };
 #define DM_SEM_EXPECT_MAX 0xffffu /* a semaphore's expected (and reserved) units are 16 bits */
 typedef enum { DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2 } dm_free_status_t;
 
@@ -22,7 +22,6 @@ DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count);
 DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b);
 DM_HOT int dm_sem_take_fast(dm_sem_t *s, uint32_t n, int polite);
 DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b);
-DM_FN int dm_sem_share(dm_sem_t *s, uint32_t n, uint32_t b, uint32_t most);
 DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n);
 DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial);
 DM_FN uint32_t dm_sem_value(const dm_sem_t *s);

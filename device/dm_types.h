@@ -41,10 +41,6 @@
 #define DM_BIN_WAYS        8u    /* most ways of a bin (slab.c, "Ways"); a power of two */
 #define DM_WAY_SLOTS       512u  /* warp slots a GPU is taken to have when a heap's ways are picked (layout.c) */
 #define DM_PIN_WALK        2u    /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
-#define DM_SHARE_MAX_SIZE  512u  /* classes up to this size use shared bins (slab.c) */
-#define DM_SHARE_MAX_SLOTS 8u    /* and requests of at most this many slots (a quarter of a warp) */
-#define DM_SHARE_MOST      4096u /* slots a class's shared bin gives other arenas before they grow their own */
-#define DM_SHARE_UNITS     1024u /* slots of a shared bin that other arenas' requests wait for, or expect beyond its first grow (slab.c) */
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
@@ -196,8 +192,6 @@ typedef struct dm_heap_stats {
   uint64_t check_first_size;/* and the size that was asked for it */
   uint64_t adopt_next;      /* cursor of the search for empty chunks to adopt (slab.c) */
   uint64_t inflight;        /* bytes of tree requests admitted and not yet settled (tree.c) */
-  uint32_t class_chunks[DM_NUM_CLASSES]; /* chunks of each class in bins (slab.c, "Shared bins") */
-  uint32_t class_shared[DM_NUM_CLASSES]; /* slots its shared bin gave other arenas since the class last held no chunk */
 } dm_heap_stats_t;
 
 /* --------------------------------------------------------------- growth --- */
@@ -273,7 +267,6 @@ typedef struct dm_heap {
                                 * (0: off; see dm_heap_request_size) */
   uint32_t check;              /* 1: check mode (canaries after blocks, checked at free) */
   uint32_t way_mask;           /* ways of each bin, minus 1 (layout.c: dm_ways_for) */
-  uint32_t share_units;        /* shared bins' bound (slab.c, "Shared bins"; DM_SHARE_UNITS; 0: off) */
   dm_class_t classes[DM_NUM_CLASSES];
   dm_bcache_t *bcache;         /* DM_CACHE_ORDERS rings */
   uint32_t *bslots;            /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */

@@ -177,7 +177,6 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->hstats = (dm_heap_stats_t *)(uintptr_t)(base + L->hstats_off);
   h->narenas = L->narenas;
   h->way_mask = dm_ways_for(L->narenas) - 1;
-  h->share_units = DM_SHARE_UNITS;
   h->ways = h->way_mask ? (dm_way_t *)(uintptr_t)(base + L->ways_off) : NULL;
   h->nchunks = (uint32_t)L->nchunks;
   dm_classes_compute(h->classes);

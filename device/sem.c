@@ -11,10 +11,6 @@
  * produce the batch. Otherwise the caller reserves N and spins until units
  * arrive or the expected units can no longer cover the reservations.
  *
- * dm_sem_share is a wait for callers that have somewhere else to go: it
- * reserves only what a batch in flight covers, up to a bound, and otherwise
- * says so instead of waiting.
- *
  * Locking: lock-free; waiters spin with dm_pause(). E and R are 16 bits:
  * when E would overflow the caller waits for batches in flight instead.
  */
@@ -61,28 +57,6 @@ DM_FN int dm_sem_wait(dm_sem_t *s, uint32_t n, uint32_t b) {
   return sem_wait_slow(s, n, b);
 }
 
-/* Reserved n: wait until units arrive (take them and the reservation in one
- * CAS, so that a unit wakes one waiter, not a herd that drops and retakes
- * its reservations) or until the batches in flight cannot cover every
- * reservation any more (then drop ours). Backs off exponentially: thousands
- * of threads may wait on one word. Returns 1 when it took the units, 0 when
- * it dropped the reservation. */
-static DM_COLD int sem_await(dm_sem_t *s, uint32_t n) {
-  uint32_t ns = 64;
-  for (;;) {
-    dm_pause_ns(ns);
-    if (ns < 2048) ns *= 2;
-    uint64_t w = dm_load64(&s->w);
-    if (SEM_C(w) >= (int64_t)n) {
-      if (dm_cas64(&s->w, w, SEM_PACK(SEM_C(w) - n, SEM_E(w), SEM_R(w) - n)) == w) return 1;
-      continue;
-    }
-    if ((int64_t)SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
-  }
-  dm_add64(&s->w, (uint64_t)0 - (uint64_t)n * SEM_RUNIT);
-  return 0;
-}
-
 /* dm_sem_wait when the fast take failed: grow, take or reserve, by CAS. */
 static DM_COLD int sem_wait_slow(dm_sem_t *s, uint32_t n, uint32_t b) {
   for (;;) {
@@ -111,46 +85,24 @@ static DM_COLD int sem_wait_slow(dm_sem_t *s, uint32_t n, uint32_t b) {
       w = old;
     }
     if (res != SEM_RESERVED) return res;
-    if (sem_await(s, n)) return DM_SEM_OK;
-  }
-}
-
-/* A wait by a caller that may go elsewhere (slab.c, "Shared bins"): take n
- * units; or reserve them while the batches expected cover every reservation
- * and the reservations stay within `most` units; or announce a batch of b
- * (n kept, as after DM_SEM_GROW) when none is expected or the expected ones
- * stay within `most`. Never reserves what no batch in flight covers.
- * Returns DM_SEM_OK, DM_SEM_GROW, or DM_SEM_ELSEWHERE (nothing taken: the
- * semaphore is busy with as many waiters as it admits, or its batches did
- * not come). */
-DM_FN int dm_sem_share(dm_sem_t *s, uint32_t n, uint32_t b, uint32_t most) {
-  DM_ASSERT(n > 0 && b >= n);
-  if (dm_sem_take_fast(s, n, 1)) return DM_SEM_OK;
-  uint64_t w = dm_load64(&s->w);
-  int res;
-  for (;;) {
-    int64_t c = SEM_C(w);
-    uint32_t e = SEM_E(w), r = SEM_R(w);
-    uint64_t nw;
-    if (c >= (int64_t)n) {
-      nw = SEM_PACK(c - n, e, r);
-      res = DM_SEM_OK;
-    } else if (c + e >= (int64_t)r + n) {
-      if (r + n > most) return DM_SEM_ELSEWHERE;
-      nw = SEM_PACK(c, e, r + n);
-      res = SEM_RESERVED;
-    } else if ((e == 0 || e + (b - n) <= most) && e + (b - n) <= SEM_FIELD_MAX) {
-      nw = SEM_PACK(c, e + (b - n), r);
-      res = DM_SEM_GROW;
-    } else {
-      return DM_SEM_ELSEWHERE;
+    /* Reserved: wait until units arrive (take them and the reservation in one
+     * CAS, so that a unit wakes one waiter, not a herd that drops and retakes
+     * its reservations) or until the batches in flight cannot cover every
+     * reservation any more (then drop ours and decide again). Backs off
+     * exponentially: thousands of threads may wait on one word. */
+    uint32_t ns = 64;
+    for (;;) {
+      dm_pause_ns(ns);
+      if (ns < 2048) ns *= 2;
+      w = dm_load64(&s->w);
+      if (SEM_C(w) >= (int64_t)n) {
+        if (dm_cas64(&s->w, w, SEM_PACK(SEM_C(w) - n, SEM_E(w), SEM_R(w) - n)) == w) return DM_SEM_OK;
+        continue;
+      }
+      if ((int64_t)SEM_R(w) > SEM_C(w) + SEM_E(w)) break;
     }
-    uint64_t old = dm_cas64(&s->w, w, nw);
-    if (old == w) break;
-    w = old;
+    dm_add64(&s->w, (uint64_t)0 - (uint64_t)n * SEM_RUNIT);
   }
-  if (res != SEM_RESERVED) return res;
-  return sem_await(s, n) ? DM_SEM_OK : DM_SEM_ELSEWHERE;
 }
 
 /* Add n units and retire b expected ones (E >= b: the caller added them). */

@@ -43,12 +43,6 @@
  * slot group lets a bin fill that many chunks at once. Ways hold nothing
  * apart: a way's chunks are every way's to pin, so no slot is stranded.
  *
- * Shared bins (resv_share): a request of a few slots of a small class that
- * few requests ask for, whose home bin holds no chunk, is served by the
- * class's bin in arena cls % narenas, so that such a class takes one chunk
- * for the heap, not one in every arena. Counters: a bin's `held` chunks
- * and each class's chunks and shared slots (hstats), atomics, no lock.
- *
  * Locking: a way's lock (spin) protects its list of non-full chunks and the
  * prev/next/listed/way fields of its chunks; it is taken when the way's hint
  * runs dry (a search, which first drains the way's re-list stack into the
@@ -138,7 +132,6 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
     dm_store64(&bm[w], v);
   }
   dm_add32(&bin_at(h, arena, cls)->held, 1);
-  dm_add32(&h->hstats->class_chunks[cls], 1);
   dm_fence();
   /* live is 0 here, but for a stale pin's add in flight (chunk_pin) */
   dm_add64(&h->chunks[idx].live,
@@ -494,66 +487,6 @@ static DM_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap
   return k;
 }
 
-/* Shared bins: a request of a few slots (DM_SHARE_MAX_SLOTS) whose home bin
- * holds no chunk (never grew, or its chunks went back to the tree or to
- * other bins) goes first to its class's shared bin (that of arena
- * cls % narenas): it takes free slots there, or waits for a grow in flight there while the
- * grow covers it and fewer than DM_SHARE_UNITS slots are waited for, or
- * grows that bin when no grow is in flight (more grows at once only within
- * DM_SHARE_UNITS); otherwise (the shared bin is busy) it goes on at home,
- * and its bin grows for good. So a class that few requests ask for takes
- * one chunk at a time for the whole heap instead of one in every arena at
- * once (a fresh heap's mixed sizes, 256 MiB, 28 arenas: the classes of
- * 32 .. 512 B held 9 .. 23 chunks each for 700 .. 2800 slots), while a
- * class that many ask for spreads over the arenas as before: its requests
- * find the shared bin busy. Waiting there without the bound (every young
- * class's requests on one bin) made a fresh heap's first passes 8-60x
- * slower: thousands of waiters on one semaphore word. A warp whose lanes
- * ask for more than a few slots of the class is itself a sign of a class
- * many ask for: sharing whole warps made a fresh heap's 16 B first pass
- * 0.22 -> 1.30 ms (82% of the samples on the shared semaphore's CAS, 12
- * attempts per warp, H200), and going home after one lost CAS instead left
- * the mixed fill's small classes in 12 .. 25 arenas each. And a class
- * shares only until its shared bin gave other arenas DM_SHARE_MOST slots
- * (counted again once the class holds no chunk): a class whose blocks fit
- * in a few chunks may still be asked for by thousands of requests at once,
- * and with every arena's requests on one bin's words a 4 GiB heap's mixed
- * passes after the first took 1.5x as long (H200).
- * Returns 1 with rv->arena the shared one and rv->units set, 2 with *g the
- * grant of a grow of the shared bin, 0 when the request goes on at home.
- * h->share_units 0 turns shared bins off (tests of one arena's bins). */
-static DM_COLD int resv_share(dm_heap_t *h, dm_resv_t *rv, uint32_t m, dm_grant_t *g) {
-  uint32_t a = rv->cls % h->narenas, cap = h->classes[rv->cls].cap;
-  dm_bin_t *s = bin_at(h, a, rv->cls);
-  uint32_t k = 2 * m > cap ? grow_run(h, s, cap, m) : 0, batch = k ? k * cap : cap;
-  int r = dm_sem_share(&s->sem, m, batch, h->share_units);
-  if (r == DM_SEM_ELSEWHERE) return 0;
-  rv->arena = a;
-  dm_add32(&h->hstats->class_shared[rv->cls], m);
-  if (r == DM_SEM_OK) {
-    rv->units = m;
-    return 1;
-  }
-  if (resv_grow(h, rv, m, k, batch - m, g)) return 2;
-  rv->arena = rv->home; /* the tree is full: home, then other arenas */
-  return 0;
-}
-
-/* A request of m slots that its home bin, holding no chunk, cannot serve:
- * try the class's shared bin first (resv_share), while less than half the
- * pool is held. Beyond half, bins grow one chunk at a time and adopt the
- * empty chunks of others, a young class's too: after a workload's blocks
- * were freed its chunks went to other bins, the class was young again, and
- * each of its passes took the shared bins' slow path (a 4 GiB heap's mixed
- * alloc after the sizes rows 0.72x, mixed free 0.89x, H200). */
-static DM_INLINE int share_first(dm_heap_t *h, const dm_resv_t *rv, dm_bin_t *b, uint32_t m) {
-  return h->share_units && m <= DM_SHARE_MAX_SLOTS && h->classes[rv->cls].size <= DM_SHARE_MAX_SIZE &&
-         dm_load32(&h->hstats->class_chunks[rv->cls]) < (h->narenas / 4 < 8u ? h->narenas / 4 : 8u) &&
-         dm_load32(&h->hstats->class_shared[rv->cls]) < DM_SHARE_MOST &&
-         rv->arena == rv->home && rv->cls % h->narenas != rv->arena &&
-         !dm_load32(&b->held) && dm_sem_value(&b->sem) < m && !past_half(h);
-}
-
 /* The tree is full: take free slots that other arenas hold. Returns the
  * units taken (0: none anywhere). */
 static DM_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
@@ -633,11 +566,6 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
     if (rv->tries == 0) { /* stage one in the home arena */
       uint32_t cap = h->classes[rv->cls].cap, m = n < cap ? n : cap;
       dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-      if (share_first(h, rv, b, m)) {
-        int r = resv_share(h, rv, m, &g);
-        if (r == 2) return g;
-        if (r == 1) continue;
-      }
       /* a grower that keeps most of its first chunk announces its run */
       uint32_t k = 2 * m > cap ? grow_run(h, b, cap, m) : 0, batch = k ? k * cap : cap;
       if (dm_sem_wait(&b->sem, m, batch) == DM_SEM_OK) {

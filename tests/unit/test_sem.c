@@ -93,72 +93,6 @@ static void test_figure1_batch(void **st) {
   assert_int_equal(dm_sem_expected(&s), 0);
 }
 
-/* dm_sem_share, the wait of a caller that can go elsewhere (a request at a
- * shared bin): it takes units, grows when no batch is expected, reserves
- * only what a batch in flight covers and only up to `most` units, and
- * otherwise answers DM_SEM_ELSEWHERE at once, taking nothing. */
-typedef struct {
-  dm_sem_t *s;
-  int result;
-} sharer_t;
-
-static void *sharer(void *arg) {
-  sharer_t *w = arg;
-  w->result = dm_sem_share(w->s, 2, 16, 4);
-  return NULL;
-}
-
-static void test_share(void **st) {
-  dm_sem_t s;
-  dm_sem_init(&s, 3);
-  assert_int_equal(dm_sem_share(&s, 2, 16, 4), DM_SEM_OK); /* units there */
-  assert_int_equal(dm_sem_value(&s), 1);
-  assert_int_equal(dm_sem_share(&s, 2, 16, 4), DM_SEM_GROW); /* none expected: grow, beyond `most` */
-  assert_int_equal(dm_sem_expected(&s), 14);
-  pthread_t t[3];
-  sharer_t w[3];
-  for (int i = 0; i < 2; i++) { /* two reservations of 2: 4 units, the bound */
-    w[i] = (sharer_t){&s, 99}; /* one at a time: a sharer that loses a CAS goes elsewhere */
-    pthread_create(&t[i], NULL, sharer, &w[i]);
-    for (int spin = 0; spin < 10000 && dm_sem_reserved(&s) < 2u * (i + 1); spin++) usleep(100);
-  }
-  assert_int_equal(dm_sem_reserved(&s), 4);
-  /* a third finds the bound reached; another grow would pass `most` */
-  assert_int_equal(dm_sem_share(&s, 2, 16, 4), DM_SEM_ELSEWHERE);
-  assert_int_equal(dm_sem_reserved(&s), 4);
-  assert_int_equal(dm_sem_expected(&s), 14);
-  assert_int_equal(dm_sem_value(&s), 1);
-  dm_sem_signal(&s, 14, 14); /* the batch: wakes both */
-  for (int i = 0; i < 2; i++) {
-    pthread_join(t[i], NULL);
-    assert_int_equal(w[i].result, DM_SEM_OK);
-  }
-  assert_int_equal(dm_sem_value(&s), 11);
-  assert_int_equal(dm_sem_reserved(&s), 0);
-  /* a batch that does not come: the reserved sharer drops out, elsewhere */
-  dm_sem_init(&s, 0);
-  assert_int_equal(dm_sem_share(&s, 2, 16, 4), DM_SEM_GROW);
-  w[2] = (sharer_t){&s, 99};
-  pthread_create(&t[2], NULL, sharer, &w[2]);
-  for (int spin = 0; spin < 10000 && dm_sem_reserved(&s) < 2; spin++) usleep(100);
-  assert_int_equal(dm_sem_reserved(&s), 2);
-  dm_sem_signal(&s, 0, 14);
-  pthread_join(t[2], NULL);
-  assert_int_equal(w[2].result, DM_SEM_ELSEWHERE);
-  assert_int_equal(dm_sem_value(&s), 0);
-  assert_int_equal(dm_sem_expected(&s), 0);
-  assert_int_equal(dm_sem_reserved(&s), 0);
-  /* a second grow while one is in flight, within `most` */
-  assert_int_equal(dm_sem_share(&s, 1, 3, 4), DM_SEM_GROW); /* E = 2 */
-  assert_int_equal(dm_sem_share(&s, 3, 4, 4), DM_SEM_GROW); /* 2 do not cover 3: E = 3 <= 4 */
-  assert_int_equal(dm_sem_expected(&s), 3);
-  assert_int_equal(dm_sem_share(&s, 4, 8, 4), DM_SEM_ELSEWHERE); /* E would be 7 */
-  assert_int_equal(dm_sem_expected(&s), 3);
-  assert_int_equal(dm_sem_reserved(&s), 0);
-  dm_sem_signal(&s, 0, 3);
-  assert_int_equal(dm_sem_expected(&s), 0);
-}
-
 /* Many threads take units and produce batches when told to: every unit
  * produced is either consumed or still counted, none twice. */
 typedef struct {
@@ -309,7 +243,6 @@ int main(void) {
       cmocka_unit_test(test_failed_grow_cancels_expectation),
       cmocka_unit_test(test_try_wait),
       cmocka_unit_test(test_figure1_batch),
-      cmocka_unit_test(test_share),
       cmocka_unit_test(test_concurrent_accounting),
       cmocka_unit_test(test_failed_grow_drops_reservations),
       cmocka_unit_test(test_concurrent_drops),

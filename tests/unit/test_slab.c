@@ -153,7 +153,6 @@ static void test_grant_fast_next(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 300);
   dm_heap_t *h = f.h;
-  h->share_units = 0; /* this arena's own bin (no shared bins) */
   assert_int_equal(h->way_mask, 0);
   uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
   uint32_t arena = dm_heap_arena(h); /* this thread's */
@@ -365,7 +364,6 @@ static void test_empty_chunks_adopted(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 4 * MiB, 2);
   dm_heap_t *h = f.h;
-  h->share_units = 0; /* each arena's own bin (no shared bins) */
   uint32_t cls = (uint32_t)dm_class_of(1024, 16), cap = h->classes[cls].cap;
   enum { MAX = 4096 };
   char **p = calloc(MAX, sizeof *p);
@@ -545,7 +543,6 @@ static void test_stealing(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 2 * MiB, 2);
   dm_heap_t *h = f.h;
-  h->share_units = 0; /* each arena's own bin (no shared bins) */
   uint32_t cls = (uint32_t)dm_class_of(64, 16);
   enum { MAX = 40000 };
   char **p = calloc(MAX, sizeof *p);
@@ -588,127 +585,6 @@ static void test_stealing(void **st) {
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
   free(p);
-  fixture_heap_fini(&f);
-}
-
-/* Shared bins: a request of a small class whose home bin holds no chunk, while
- * the class holds few chunks, is served by its class's shared bin (arena
- * cls % narenas): other arenas' requests take slots of the chunk it grew,
- * and the home bins stay empty. When the shared bin is busy (a grow in
- * flight with as many waiters as it admits), the request grows its home
- * bin, which from then on serves that arena. 32 arenas: a class is young
- * below 8 chunks. */
-static void test_shared_bins(void **st) {
-  fixture_heap_t f;
-  fixture_heap_init(&f, 8 * MiB, 32);
-  dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(64, 16), shared = cls % h->narenas;
-  assert_int_equal(shared, 3);
-  assert_int_equal(h->hstats->class_chunks[cls], 0);
-  char *p[12];
-  uint32_t n = 0;
-  for (uint32_t a = 0; a < 4; a++) {
-    dm_resv_t rv;
-    dm_resv_init(&rv, a, cls);
-    dm_grant_t g = dm_slab_grant(h, &rv, 1);
-    assert_int_equal(dm_popc64(g.bits), 1);
-    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-    uint32_t idx = (uint32_t)((uint64_t)(p[n - 1] - h->buddy.base) >> DM_CHUNK_SHIFT);
-    assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(shared, cls));
-    assert_ptr_equal(g.chunk, chunk_base(h, (uint32_t)((uint64_t)(p[0] - h->buddy.base) >> DM_CHUNK_SHIFT)));
-  }
-  for (uint32_t a = 0; a < 3; a++) assert_int_equal(bin_at(h, a, cls)->grows, 0);
-  assert_int_equal(bin_at(h, shared, cls)->grows, 1);
-  assert_int_equal(live_used(h->chunks[(uint64_t)(p[0] - h->buddy.base) >> DM_CHUNK_SHIFT].live), 4);
-  fixture_assert_consistent(&f);
-  /* the shared bin busy: no free slot, a grow in flight, its waiters at the bound */
-  dm_sem_t *s = &bin_at(h, shared, cls)->sem, saved = *s;
-  s->w = dm_semw_pack(0, h->share_units, h->share_units);
-  dm_resv_t rv;
-  dm_resv_init(&rv, 1, cls);
-  dm_grant_t g = dm_slab_grant(h, &rv, 1);
-  *s = saved;
-  assert_int_equal(dm_popc64(g.bits), 1);
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  uint32_t home = (uint32_t)((uint64_t)(p[n - 1] - h->buddy.base) >> DM_CHUNK_SHIFT);
-  assert_int_equal((uint32_t)(h->chunks[home].live >> 32), make_tag(1, cls));
-  assert_int_equal(bin_at(h, 1, cls)->grows, 1);
-  /* arena 1's bin grew: its requests stay home, arena 2's still share */
-  dm_resv_init(&rv, 1, cls);
-  g = dm_slab_grant(h, &rv, 1);
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_ptr_equal(g.chunk, chunk_base(h, home));
-  dm_resv_init(&rv, 2, cls);
-  g = dm_slab_grant(h, &rv, 1);
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_ptr_not_equal(g.chunk, chunk_base(h, home));
-  fixture_assert_consistent(&f);
-  /* a class above 512 B does not share: arena 5's 1 KiB request grows its bin */
-  uint32_t big = (uint32_t)dm_class_of(1024, 16);
-  dm_resv_init(&rv, 5, big);
-  g = dm_slab_grant(h, &rv, 1);
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_int_equal((uint32_t)(h->chunks[(uint64_t)(p[n - 1] - h->buddy.base) >> DM_CHUNK_SHIFT].live >> 32),
-                   make_tag(5, big));
-  /* a request of more than a quarter of a warp's slots does not share:
-   * arena 7's 9 slots grow its bin */
-  dm_resv_init(&rv, 7, cls);
-  g = dm_slab_grant(h, &rv, DM_SHARE_MAX_SLOTS + 1);
-  assert_int_equal(dm_popc64(g.bits), DM_SHARE_MAX_SLOTS + 1);
-  assert_int_equal((uint32_t)(h->chunks[(uint64_t)(g.chunk - h->buddy.base) >> DM_CHUNK_SHIFT].live >> 32),
-                   make_tag(7, cls));
-  for (uint32_t i = 0; i <= DM_SHARE_MAX_SLOTS; i++) {
-    uint32_t bit = dm_ctz64(g.bits);
-    g.bits &= g.bits - 1;
-    assert_int_equal(dm_free(h, dm_grant_slot(g, bit)), DM_FREE_OK);
-  }
-  /* beyond half the pool held, no request shares: arena 8 grows its own bin
-   * (adopting arena 7's chunk, empty again) */
-  uint64_t held_bytes = h->hstats->footprint, half = h->buddy.pool_bytes / 2 + 1;
-  h->hstats->footprint = half;
-  dm_resv_init(&rv, 8, cls);
-  g = dm_slab_grant(h, &rv, 1);
-  h->hstats->footprint = held_bytes + (h->hstats->footprint - half);
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_int_equal((uint32_t)(h->chunks[(uint64_t)(p[n - 1] - h->buddy.base) >> DM_CHUNK_SHIFT].live >> 32),
-                   make_tag(8, cls));
-  /* a class whose shared bin gave others DM_SHARE_MOST slots no longer
-   * shares: arena 9 grows its own bin */
-  assert_int_equal(h->hstats->class_shared[cls], 4); /* arenas 0, 1, 2, then 2 again */
-  h->hstats->class_shared[cls] = DM_SHARE_MOST;
-  dm_resv_init(&rv, 9, cls);
-  g = dm_slab_grant(h, &rv, 1);
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_int_equal((uint32_t)(h->chunks[(uint64_t)(p[n - 1] - h->buddy.base) >> DM_CHUNK_SHIFT].live >> 32),
-                   make_tag(9, cls));
-  /* a class that holds 8 chunks is no longer young: arena 6 grows its own bin */
-  h->hstats->class_chunks[cls] += 8;
-  dm_resv_init(&rv, 6, cls);
-  g = dm_slab_grant(h, &rv, 1);
-  h->hstats->class_chunks[cls] -= 8;
-  p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_int_equal((uint32_t)(h->chunks[(uint64_t)(p[n - 1] - h->buddy.base) >> DM_CHUNK_SHIFT].live >> 32),
-                   make_tag(6, cls));
-  assert_int_equal(h->hstats->class_chunks[cls], 5); /* the shared chunk, arena 1's, 8's, 9's and 6's */
-  assert_int_equal(bin_at(h, 7, cls)->held, 0);
-  fixture_assert_consistent(&f);
-  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  /* the kept chunks back in the tree: arena 1's bin holds none and shares
-   * again (the class holds no chunk: its shared count starts again) */
-  assert_int_equal(dm_reclaim_chunks(h), 1);
-  assert_int_equal(h->hstats->class_chunks[cls], 0);
-  assert_int_equal(h->hstats->class_shared[cls], 0);
-  assert_int_equal(bin_at(h, 1, cls)->held, 0);
-  assert_int_equal(bin_at(h, 1, cls)->grows, 0);
-  dm_resv_init(&rv, 1, cls);
-  g = dm_slab_grant(h, &rv, 1);
-  p[0] = dm_grant_slot(g, dm_ctz64(g.bits));
-  assert_int_equal((uint32_t)(h->chunks[(uint64_t)(p[0] - h->buddy.base) >> DM_CHUNK_SHIFT].live >> 32),
-                   make_tag(shared, cls));
-  assert_int_equal(dm_free(h, p[0]), DM_FREE_OK);
-  fixture_assert_consistent(&f);
   fixture_heap_fini(&f);
 }
 
@@ -816,7 +692,6 @@ int main(void) {
       cmocka_unit_test(test_empty_chunks_adopted),
       cmocka_unit_test(test_no_adoption_below_half),
       cmocka_unit_test(test_arena_count_follows_heap_size),
-      cmocka_unit_test(test_shared_bins),
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),
       cmocka_unit_test(test_chunk_geometry),
