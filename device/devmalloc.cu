@@ -136,17 +136,17 @@ static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t ta
   while (served < k) {
     dm_grant_t g;
     g.bits = 0;
-    g.chunk = 0;
+    g.slots = 0;
     g.word = 0;
     if (lane == leader) g = dm_slab_grant(h, &rv, k - served);
     uint64_t bits = __shfl_sync(grp, (unsigned long long)g.bits, (int)leader);
     if (!bits) break;
-    char *chunk = (char *)__shfl_sync(grp, (unsigned long long)g.chunk, (int)leader);
+    char *slots = (char *)__shfl_sync(grp, (unsigned long long)g.slots, (int)leader);
     uint32_t word = __shfl_sync(grp, g.word, (int)leader);
     uint32_t n = (uint32_t)__popcll(bits);
     if (rank >= served && rank < served + n) {
       uint64_t slot = ((uint64_t)word << 6) + nth_bit(bits, rank - served);
-      res = chunk + DM_SLAB_DATA_OFF + slot * slot_size;
+      res = slots + slot * slot_size;
     }
     served += n;
   }
@@ -202,7 +202,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   dm_resv_init(&rv, arena, (uint32_t)cls);
   dm_grant_t g;
   g.bits = 0;
-  g.chunk = 0;
+  g.slots = 0;
   g.word = 0;
   g.size = 0;
   if (lane == leader) {
@@ -210,13 +210,13 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
     if (g.bits) dm_heap_note_slab(h, arena, (uint32_t)cls, (uint32_t)__popcll(g.bits));
   }
   uint64_t bits = __shfl_sync(grp, (unsigned long long)g.bits, (int)leader);
-  char *chunk = (char *)__shfl_sync(grp, (unsigned long long)g.chunk, (int)leader);
+  char *slots = (char *)__shfl_sync(grp, (unsigned long long)g.slots, (int)leader);
   uint32_t word = __shfl_sync(grp, g.word, (int)leader);
   uint32_t slot_size = __shfl_sync(grp, g.size, (int)leader);
   uint32_t n = (uint32_t)__popcll(bits), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
   char *res = 0;
   if (rank < n)
-    res = chunk + DM_SLAB_DATA_OFF + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
+    res = slots + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
   if (n < k)
     return dm_warp_slab_rest(grp, make_tag(arena, (uint32_t)cls),
                              rv.units | rv.pinned << 8 | rv.drop << 16 | n << 24, rv.chunk,

@@ -21,7 +21,7 @@
 #define DM_CHUNK_SHIFT     17u  /* slab chunk: 128 KiB, a buddy block */
 #define DM_CHUNK_ORDER     (DM_CHUNK_SHIFT - DM_LEAF_SHIFT)
 #define DM_CHUNK_BYTES     (1ull << DM_CHUNK_SHIFT)
-#define DM_SLAB_DATA_OFF   1024u /* first slot's offset in a chunk; bitmap lives below */
+#define DM_SLAB_ALIGN_MAX  1024u /* largest alignment the slab serves (power-of-two classes) */
 #define DM_DISPATCH_ALIGN  (1u << DM_LEAF_SHIFT) /* free(): p % 16 KiB == 0 -> buddy, else slab */
 #define DM_SLAB_MAX        8192u /* largest request served by the slab */
 #define DM_NUM_CLASSES     31u   /* slab classes (sizeclass.c); a chunk's tag keeps the class in 5 bits */
@@ -132,12 +132,13 @@ typedef struct dm_bin {
 
 typedef struct dm_class {
   uint32_t size;   /* slot bytes */
-  uint32_t nslots; /* slots laid out in a chunk */
+  uint16_t nslots; /* slots laid out in a chunk */
+  uint16_t off;    /* first slot's offset in a chunk; the bitmap lies below (layout.c) */
   uint32_t cap;    /* usable slots (nslots minus those at 16 KiB-aligned addresses) */
   uint32_t recip;  /* floor(2^32 / size) + 1: x / size is (x * recip) >> 32 for x < 2^17 */
 } dm_class_t;
 
-/* Slot index of byte offset x (< 2^17, past DM_SLAB_DATA_OFF) in a chunk of
+/* Slot index of byte offset x (< 2^17, past the class's offset) in a chunk of
  * class c, by multiplication: with recip = floor(2^32/size) + 1 the error
  * term x * (recip * size - 2^32) / 2^32 is below 2^17 * 2^13 / 2^32 < 1, so
  * the quotient is exact. A 64-bit division per free was a long call on the
@@ -283,7 +284,7 @@ typedef struct dm_heap {
 /* Result of stage two of a slab allocation: one word of one chunk's bitmap,
  * the bits claimed in it. Slot i of the chunk is bit i. */
 typedef struct dm_grant {
-  char *chunk;       /* chunk base */
+  char *slots;       /* the chunk's first slot (chunk base + class offset) */
   uint32_t word;     /* bitmap word index */
   uint32_t size;     /* slot size */
   uint64_t bits;     /* claimed bits (0: nothing, out of memory) */

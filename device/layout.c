@@ -23,17 +23,42 @@
 /* devmalloc_stats_t reports every class, one entry each. */
 _Static_assert(DEVMALLOC_NUM_CLASSES == DM_NUM_CLASSES, "public class count differs from the core's");
 
-/* Slot geometry of every class (see sizeclass.c for the class sizes). */
+/* Usable slots of `size` bytes from offset `off` in a chunk: those that fit,
+ * less those at a 16 KiB-aligned address (free() would take them for large
+ * blocks); their count in *nslots. */
+static uint32_t usable_slots(uint32_t size, uint32_t off, uint32_t *nslots) {
+  uint32_t n = (uint32_t)((DM_CHUNK_BYTES - off) / size), usable = n;
+  for (uint32_t b = DM_DISPATCH_ALIGN; b < DM_CHUNK_BYTES; b += DM_DISPATCH_ALIGN)
+    if (b >= off && (b - off) % size == 0 && (b - off) / size < n) usable--;
+  *nslots = n;
+  return usable;
+}
+
+/* Slot geometry of every class (see sizeclass.c for the class sizes). The
+ * first slot's offset is chosen per class: the bitmap below it takes a word
+ * per 64 slots (16 B slots: 127 words, about 1 KiB; 2560 B: one word), and
+ * an offset that is no multiple of 512 puts no slot of 2560 or 3072 B on a
+ * 16 KiB boundary, where one offset of 1024 for all lost three of either's
+ * 42 or 51. Of the offsets at or below DM_SLAB_ALIGN_MAX that leave room
+ * for the bitmap, the largest with the most usable slots; a power-of-two
+ * class takes only multiples of min(size, DM_SLAB_ALIGN_MAX), so that its
+ * slots keep that alignment (aligned requests use those classes). */
 void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-    uint32_t size = dm_class_size(c);
-    uint32_t nslots = (uint32_t)((DM_CHUNK_BYTES - DM_SLAB_DATA_OFF) / size);
-    uint32_t skips = 0;
-    for (uint32_t i = 0; i < nslots; i++)
-      if ((DM_SLAB_DATA_OFF + (uint64_t)i * size) % DM_DISPATCH_ALIGN == 0) skips++;
+    uint32_t size = dm_class_size(c), pow2 = (size & (size - 1u)) == 0;
+    uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size : pow2 ? DM_SLAB_ALIGN_MAX : DM_MIN_ALIGN;
+    uint32_t best = 0, best_off = 0, best_n = 0;
+    for (uint32_t off = step; off <= DM_SLAB_ALIGN_MAX; off += step) {
+      uint32_t n, usable = usable_slots(size, off, &n);
+      if (off < ((n + 63u) >> 6) * 8u || usable < best) continue; /* no room for the bitmap */
+      best = usable;
+      best_off = off;
+      best_n = n;
+    }
     out[c].size = size;
-    out[c].nslots = nslots;
-    out[c].cap = nslots - skips;
+    out[c].nslots = (uint16_t)best_n;
+    out[c].off = (uint16_t)best_off;
+    out[c].cap = best;
     out[c].recip = 0xffffffffu / size + 1u;
   }
 }

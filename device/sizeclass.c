@@ -14,11 +14,12 @@
  * The lookup is closed form, for the GPU's sake: the leading bit of size-1
  * gives the power of two, the next two bits the step. A request with
  * alignment above 16 uses the power-of-two class of max(size, align); slots
- * of class p sit at 1024 + i*p in a 128 KiB chunk, so they are aligned to
+ * of class p sit at off + i*p in a 128 KiB chunk, where the class's offset
+ * is a multiple of min(p, 1024) (layout.c), so they are aligned to
  * min(p, 1024). Larger alignments go to the buddy tree. Slots at a 16
  * KiB-aligned address are never used: free() tells slab from buddy blocks
- * (all 16 KiB aligned) by that alignment. With the 1024-byte offset this
- * skips at most 1/16 of a class's slots (3 KiB), usually none.
+ * (all 16 KiB aligned) by that alignment; each class's offset is chosen to
+ * skip as few as it can (1024 B: 7 of 127, most classes none).
  *
  * Locking: none (pure functions).
  */
@@ -33,7 +34,7 @@ DM_FN uint32_t dm_order_of(uint64_t bytes) {
 /* Class index for a request, or -1 when the buddy tree serves it. */
 DM_FN int dm_class_of(uint64_t size, uint64_t align) {
   if (align > DM_MIN_ALIGN) { /* the power-of-two class >= max(size, align) */
-    if (align > DM_SLAB_DATA_OFF) return -1;
+    if (align > DM_SLAB_ALIGN_MAX) return -1;
     if (size < align) size = align;
     if (size > DM_SLAB_MAX) return -1;
     size = 1ull << (64u - (uint32_t)dm_clz64(size - 1)); /* size > 16: no shift by 64 */

@@ -2,8 +2,9 @@
  * slab.c — small blocks (the paper's UAlloc, with XMalloc/RW-BM search).
  *
  * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
- * size class of one arena (an SM on the GPU); its first 1 KiB holds its slot
- * bitmap and slots follow from offset 1024. The chunk's descriptor (dm_chunk_t,
+ * size class of one arena (an SM on the GPU); its slot bitmap lies at its
+ * start and slots follow from the class's offset (16 .. 1024, layout.c:
+ * dm_classes_compute). The chunk's descriptor (dm_chunk_t,
  * outside the pool, never freed) holds `live` = tag << 32 | used, where tag
  * names arena and class (0: not a slab chunk) and `used` counts slots claimed
  * or pinned.
@@ -80,7 +81,7 @@ DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls) {
 
 DM_FN char *dm_grant_slot(dm_grant_t g, int k) {
   uint64_t slot = ((uint64_t)g.word << 6) + (uint64_t)k;
-  return g.chunk + DM_SLAB_DATA_OFF + slot * g.size;
+  return g.slots + slot * g.size;
 }
 
 /* Lowest `k` set bits of x (binary search on the prefix width: six
@@ -102,7 +103,7 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
 static DM_INLINE uint32_t unusable_slots(const dm_class_t *c, uint32_t out[8]) {
   uint32_t n = 0;
   for (uint32_t k = 1; k * DM_DISPATCH_ALIGN < DM_CHUNK_BYTES; k++) {
-    uint32_t off = k * DM_DISPATCH_ALIGN - DM_SLAB_DATA_OFF, slot = dm_class_div(c, off);
+    uint32_t off = k * DM_DISPATCH_ALIGN - c->off, slot = dm_class_div(c, off);
     if (slot * c->size == off && slot < c->nslots) out[n++] = slot;
   }
   return n;
@@ -137,7 +138,7 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   dm_add64(&h->chunks[idx].live,
            ((uint64_t)make_tag(arena, cls) << 32) | (way << DM_LIVE_WAY_SHIFT) | take);
   dm_grant_t g;
-  g.chunk = chunk_base(h, idx);
+  g.slots = chunk_base(h, idx) + c->off;
   g.word = 0;
   g.size = c->size;
   g.bits = mine;
@@ -311,7 +312,7 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
   rv->cursor += want;
   int jumped = 0;
   dm_grant_t g;
-  g.chunk = chunk_base(h, idx);
+  g.slots = chunk_base(h, idx) + c->off;
   g.size = c->size;
   for (;;) {
     uint64_t v = dm_load64(&bm[w]);
@@ -519,7 +520,7 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   dm_grant_t g;
   g.bits = 0;
-  g.chunk = 0;
+  g.slots = 0;
   g.word = 0;
   g.size = c->size;
   if (n > cap || !dm_sem_take_fast(&b->sem, n, 1)) return g;
@@ -550,7 +551,7 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
 DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   dm_grant_t g;
   g.bits = 0;
-  g.chunk = 0;
+  g.slots = 0;
   g.word = 0;
   g.size = h->classes[rv->cls].size;
   if (rv->drop) {
@@ -590,9 +591,9 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
   if (!t) return dm_buddy_classify(&h->buddy, off); /* chunk gone: freed twice? */
   const dm_class_t *c = &h->classes[tag_class(t)];
   uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1));
-  if (in < DM_SLAB_DATA_OFF) return DM_FREE_FOREIGN;
-  uint32_t slot = dm_class_div(c, in - DM_SLAB_DATA_OFF);
-  if (slot * c->size != in - DM_SLAB_DATA_OFF || slot >= c->nslots) return DM_FREE_FOREIGN;
+  if (in < c->off) return DM_FREE_FOREIGN;
+  uint32_t slot = dm_class_div(c, in - c->off);
+  if (slot * c->size != in - c->off || slot >= c->nslots) return DM_FREE_FOREIGN;
   *chunk = idx;
   *word = (uint32_t)(slot >> 6);
   *bit = 1ull << (slot & 63u);

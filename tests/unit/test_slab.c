@@ -78,6 +78,28 @@ static void test_chunk_geometry(void **st) {
   }
   assert_int_equal(cl[dm_class_of(2048, 16)].cap, 63);
   assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127 - 7); /* 7 slots at 16 KiB boundaries */
+  /* per-class offsets: no slot of these on a 16 KiB boundary, none short */
+  assert_int_equal(cl[dm_class_of(2560, 16)].cap, 51);
+  assert_int_equal(cl[dm_class_of(3072, 16)].cap, 42);
+  assert_int_equal(cl[dm_class_of(1536, 16)].cap, 85);
+}
+
+/* Each class's first slot lies past its bitmap, its slots end inside the
+ * chunk, and a power-of-two class's slots keep the alignment aligned
+ * requests are promised (min(size, 1024)). */
+static void test_class_offsets(void **st) {
+  dm_class_t cl[DM_NUM_CLASSES];
+  dm_classes_compute(cl);
+  for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
+    uint32_t size = cl[c].size, off = cl[c].off;
+    assert_true(off >= class_words(&cl[c]) * 8u);
+    assert_true(off <= DM_SLAB_ALIGN_MAX);
+    assert_int_equal(off % DM_MIN_ALIGN, 0);
+    assert_true((uint64_t)off + (uint64_t)cl[c].nslots * size <= DM_CHUNK_BYTES);
+    assert_true((uint64_t)off + (uint64_t)(cl[c].nslots + 1u) * size > DM_CHUNK_BYTES);
+    if ((size & (size - 1u)) == 0)
+      assert_int_equal(off % (size < DM_SLAB_ALIGN_MAX ? size : DM_SLAB_ALIGN_MAX), 0);
+  }
 }
 
 /* The free path's division by multiplication is exact for every class and
@@ -89,6 +111,27 @@ static void test_class_div_exact(void **st) {
     for (uint32_t x = 0; x < DM_CHUNK_BYTES; x++)
       if (dm_class_div(&cl[c], x) != x / cl[c].size)
         fail_msg("class %u (%u B): %u / size gives %u", c, cl[c].size, x, dm_class_div(&cl[c], x));
+}
+
+/* Aligned requests get aligned slots, however far into a chunk: every
+ * alignment from 32 to 1024 with sizes below, at and above it, 300 each. */
+static void test_aligned_slots(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 16 * MiB, 1);
+  static void *p[300];
+  for (uint64_t a = 32; a <= DM_SLAB_ALIGN_MAX; a *= 2) {
+    uint64_t sizes[] = {1, a / 2 + 16, a, a + 16, 3 * a};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+      for (int i = 0; i < 300; i++) {
+        p[i] = dm_malloc(f.h, sizes[k], a);
+        assert_non_null(p[i]);
+        if ((uintptr_t)p[i] % a) fail_msg("align %lu size %lu: %p", (unsigned long)a, (unsigned long)sizes[k], p[i]);
+      }
+      for (int i = 0; i < 300; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+    }
+  }
+  fixture_assert_consistent(&f);
+  fixture_heap_fini(&f);
 }
 
 static void test_slots_never_dispatch_as_large(void **st) {
@@ -170,7 +213,7 @@ static void test_grant_fast_next(void **st) {
   dm_resv_init(&rv, arena, cls);
   dm_grant_t g = dm_slab_grant_fast(h, &rv, 1);
   assert_int_equal(dm_popc64(g.bits), 1);
-  assert_ptr_equal(g.chunk, chunk_base(h, cchunk));
+  assert_ptr_equal(g.slots, chunk_base(h, cchunk) + h->classes[cls].off);
   assert_int_equal(b->way0.hint, cchunk + 1);
   assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
   p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
@@ -450,7 +493,7 @@ static void test_no_adoption_below_half(void **st) {
   dm_resv_init(&rv, 1, (uint32_t)dm_class_of(2048, 16));
   dm_grant_t g = dm_slab_grant(h, &rv, 1);
   assert_int_not_equal(g.bits, 0);
-  uint32_t cb = (uint32_t)((uint64_t)((char *)g.chunk - h->buddy.base) >> DM_CHUNK_SHIFT);
+  uint32_t cb = (uint32_t)((uint64_t)(g.slots - h->buddy.base) >> DM_CHUNK_SHIFT);
   assert_int_not_equal(ca, cb);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
   assert_int_equal(dm_free(h, dm_grant_slot(g, dm_ctz64(g.bits))), DM_FREE_OK);
@@ -695,6 +738,8 @@ int main(void) {
       cmocka_unit_test(test_class_mapping),
       cmocka_unit_test(test_class_table_and_tags),
       cmocka_unit_test(test_chunk_geometry),
+      cmocka_unit_test(test_class_offsets),
+      cmocka_unit_test(test_aligned_slots),
       cmocka_unit_test(test_class_div_exact),
       cmocka_unit_test(test_slots_never_dispatch_as_large),
       cmocka_unit_test(test_min_block),
