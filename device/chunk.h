@@ -19,16 +19,11 @@
 static DM_INLINE dm_bin_t *bin_at(dm_heap_t *h, uint32_t arena, uint32_t cls) {
   return &h->bins[arena * DM_NUM_CLASSES + cls];
 }
-/* A chunk's tag: 1 + class + arena * 64, so the class is the low 6 bits of
- * tag - 1 (DM_NUM_CLASSES <= 64) and no tag is 0 (0: not a slab chunk). */
-#define DM_TAG_CLASS_BITS 6u
-static DM_INLINE uint32_t make_tag(uint32_t arena, uint32_t cls) {
-  return 1u + cls + (arena << DM_TAG_CLASS_BITS);
-}
-static DM_INLINE uint32_t tag_class(uint32_t tag) {
-  return (tag - 1u) & ((1u << DM_TAG_CLASS_BITS) - 1u);
-}
-static DM_INLINE uint32_t tag_arena(uint32_t tag) { return (tag - 1u) >> DM_TAG_CLASS_BITS; }
+/* A chunk's tag: 1 + class + arena * 32, so the class is the low 5 bits of
+ * tag - 1 (DM_NUM_CLASSES <= 32) and no tag is 0 (0: not a slab chunk). */
+static DM_INLINE uint32_t make_tag(uint32_t arena, uint32_t cls) { return 1u + cls + (arena << 5); }
+static DM_INLINE uint32_t tag_class(uint32_t tag) { return (tag - 1u) & 31u; }
+static DM_INLINE uint32_t tag_arena(uint32_t tag) { return (tag - 1u) >> 5; }
 static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
   return h->buddy.base + ((uint64_t)idx << DM_CHUNK_SHIFT);
 }

@@ -24,9 +24,8 @@
 #define DM_SLAB_ALIGN_MAX  1024u /* largest alignment the slab serves (power-of-two classes) */
 #define DM_DISPATCH_ALIGN  (1u << DM_LEAF_SHIFT) /* free(): p % 16 KiB == 0 -> buddy, else slab */
 #define DM_SLAB_MAX        8192u /* largest request served by the slab */
-#define DM_NUM_CLASSES     35u   /* slab classes (sizeclass.c); a chunk's tag keeps the class in 6 bits */
-#define DM_CLASS_FINE      24u   /* first class of the eighth steps: 2304 .. 4096 B */
-#define DM_CLASS_GAP       32u   /* quarter step left out: 5 KiB (its place among 6144 .. 8192) */
+#define DM_NUM_CLASSES     31u   /* slab classes (sizeclass.c); a chunk's tag keeps the class in 5 bits */
+#define DM_CLASS_GAP       28u   /* quarter step left out: 5 KiB (would use < 90% of a chunk) */
 #define DM_ARENA_CHUNKS    72u   /* at most one arena per this many chunks of the heap (layout.c) */
 #define DM_CHUNK_WORDS     128u  /* bitmap words per chunk (>= max slots / 64) */
 #define DM_MAX_ORDERS      40u   /* buddy orders supported (16 KiB << 39) */
@@ -149,13 +148,11 @@ static DM_INLINE uint32_t dm_class_div(const dm_class_t *c, uint32_t x) {
 }
 
 /* Slot bytes of class c: 16, 32, 48, 64, then four steps per power of two,
- * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 1792, 2048),
- * eight from 2 to 4 KiB (2304, 2560, ... 3840, 4096), then 6144, 7168,
- * 8192 (sizeclass.c says why these sizes). */
+ * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 7168, 8192),
+ * without DM_CLASS_GAP (sizeclass.c says why these sizes). */
 static DM_INLINE uint32_t dm_class_size(uint32_t c) {
   if (c < 4u) return 16u * (c + 1u);
-  if (c >= DM_CLASS_FINE && c < DM_CLASS_FINE + 8u) return 2048u + 256u * (c - DM_CLASS_FINE + 1u);
-  if (c >= DM_CLASS_GAP) return 4096u + 1024u * (c - DM_CLASS_GAP + 2u);
+  if (c >= DM_CLASS_GAP) c++;
   uint32_t k = 6u + (c - 4u) / 4u, j = (c - 4u) % 4u + 1u;
   return (1u << k) + (j << (k - 2u));
 }

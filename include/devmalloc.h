@@ -26,8 +26,8 @@ extern "C" {
  * devmalloc_stats_t grow between them): the shared library is named
  * libdevmalloc.so.0.<minor>, and CMake's find_package(devmalloc 0.<minor>)
  * accepts only that minor version. */
-#define DEVMALLOC_VERSION_STRING "0.4.0"
-#define DEVMALLOC_VERSION 400
+#define DEVMALLOC_VERSION_STRING "0.3.0"
+#define DEVMALLOC_VERSION 300
 
 /* Name of the per-image descriptor global (a device pointer to the heap). */
 #define DEVMALLOC_DESC_SYMBOL "devmalloc_heap_desc"
@@ -36,7 +36,7 @@ extern "C" {
 
 /* Number of slab size classes reported in devmalloc_stats_t (16 B .. 8 KiB;
  * class_size gives each one's slot size). */
-#define DEVMALLOC_NUM_CLASSES 35
+#define DEVMALLOC_NUM_CLASSES 31
 
 typedef enum devmalloc_status {
   DEVMALLOC_OK = 0,

@@ -8,7 +8,7 @@
 #  2. the same with `make install` into a temporary prefix + pkg-config, and
 #     a program calling devmalloc_cuda_init: it needs no libdevmalloc.so at
 #     run time (the host runtime is linked statically);
-#  3. the same with CMake find_package(devmalloc 0.4 COMPONENTS ...) without
+#  3. the same with CMake find_package(devmalloc 0.3 COMPONENTS ...) without
 #     CUDA_HOME; a bogus component and a too-new version are refused;
 #  4. the -dlto link with the LTO-IR library, with build/nvcc-dlto and with
 #     the installed bin/devmalloc-nvcc-dlto;
