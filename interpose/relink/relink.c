@@ -287,19 +287,14 @@ static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key
     return 1;
 }
 
-/* Link (or fetch from the cache, unless the caller looked there already:
- * `looked` is then what the cache said) ptx + devmalloc's PTX; `key` is
- * make_key's for ptx. */
-static int link_or_fetch(const char *label, const char *ptx, size_t n, unsigned ptx_arch,
-                         const dm_cache_key_t *key, const char *looked,
-                         const void **out, size_t *out_size, char *why, size_t whylen)
+/* Link ptx + devmalloc's PTX and put the image in the cache under `key`
+ * (make_key's for ptx); `note`: what the cache said when it had no usable
+ * entry (fetch_cached). */
+static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned ptx_arch,
+                          const dm_cache_key_t *key, const char *note,
+                          const void **out, size_t *out_size, char *why, size_t whylen)
 {
     double t0 = now_ms();
-    char note[PATH_MAX + 160] = "";
-    if (looked)
-        snprintf(note, sizeof note, "%s", looked);
-    else if (fetch_cached(label, ptx_arch, key, out, out_size, note, sizeof note))
-        return 1;
     if (cache)
         event(DM_OBS_CACHE_MISS, label);
     size_t dlen = dm_ptx_len;
@@ -334,14 +329,12 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
                            const void **out, size_t *out_size, char *why, size_t whylen)
 {
     char note[PATH_MAX + 160] = "";
-    const char *looked = NULL;
     dm_cache_key_t key;
-    int keyed = u->have && cache;
-    if (keyed) { /* the ELF's verdict is in: the cache first (header comment) */
+    int looked = u->have && cache;
+    if (looked) { /* the ELF's verdict is in: the cache first (header comment) */
         make_key(ptx, n, t, &key);
         if (fetch_cached(label, arch, &key, out, out_size, note, sizeof note))
             return 1;
-        looked = note;
     }
     use_from_ptx(ptx, n, u);
     if (u->has_devmalloc)
@@ -349,9 +342,12 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
     if (!u->uses_stock && opts.jit != JIT_FORCE)
         return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)",
                        label, u->source);
-    if (!keyed)
+    if (!looked) {
         make_key(ptx, n, t, &key);
-    return link_or_fetch(label, ptx, n, arch, &key, looked, out, out_size, why, whylen);
+        if (fetch_cached(label, arch, &key, out, out_size, note, sizeof note))
+            return 1;
+    }
+    return link_and_cache(label, ptx, n, arch, &key, note, out, out_size, why, whylen);
 }
 
 static int relink_fatbin(const char *label, const dm_fatbin_t *fb,

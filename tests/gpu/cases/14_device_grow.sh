@@ -7,11 +7,8 @@
 # Relinked (devmalloc_cuda_init_growing), then the plain build under the shim
 # with DEVMALLOC_GROW=1 (its stats must say the heap grew).
 set -u
-B=${BUILD:-build}
-case $B in /*) SHIM_SO=$B/libdevmalloc_preload.so ;; *) SHIM_SO=$PWD/$B/libdevmalloc_preload.so ;; esac
-for f in "$B/gpu/dm_grow" "$B/gpu/dm_grow_plain" "$SHIM_SO"; do
-  [ -e "$f" ] || { echo "FAIL 14_device_grow: $f missing (make gpu-build)"; exit 0; }
-done
+. tests/gpu/case_lib.sh
+need_built 14_device_grow "$B/gpu/dm_grow" "$B/gpu/dm_grow_plain" "$SHIM_SO"
 "$B/gpu/dm_grow"
 echo "---- plain build under the shim"
 out=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_GROW=1 DEVMALLOC_STATS=json DEVMALLOC_VERBOSE=1 "$B/gpu/dm_grow_plain" 2>&1); rc=$?

@@ -4,11 +4,8 @@
 # 64 KiB and objects with a destructor): relinked, the plain build under the
 # shim, and the plain build on stock (the reference behaviour).
 set -u
-B=${BUILD:-build}
-case $B in /*) SHIM_SO=$B/libdevmalloc_preload.so ;; *) SHIM_SO=$PWD/$B/libdevmalloc_preload.so ;; esac
-for f in "$B/gpu/dm_reuse" "$B/gpu/dm_reuse_plain" "$SHIM_SO"; do
-  [ -e "$f" ] || { echo "FAIL 15_device_reuse: $f missing (make gpu-build)"; exit 0; }
-done
+. tests/gpu/case_lib.sh
+need_built 15_device_reuse "$B/gpu/dm_reuse" "$B/gpu/dm_reuse_plain" "$SHIM_SO"
 "$B/gpu/dm_reuse"
 echo "---- plain build under the shim"
 env LD_PRELOAD="$SHIM_SO" DEVMALLOC_HEAP_SIZE=64M "$B/gpu/dm_reuse_plain" 2>&1 |

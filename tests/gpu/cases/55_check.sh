@@ -5,10 +5,9 @@
 # without check mode nothing is said. Also the cost: the stock benchmark
 # binary under the shim with and without check mode.
 set -u
-B=${BUILD:-build}
-SHIM_SO=$PWD/$B/libdevmalloc_preload.so
+. tests/gpu/case_lib.sh
 P=$B/gpu/check_overflow
-for f in "$SHIM_SO" "$P"; do [ -e "$f" ] || { echo "FAIL 55_check: $f missing (make gpu-build)"; exit 0; }; done
+need_built 55_check "$SHIM_SO" "$P"
 out=$(env LD_PRELOAD="$SHIM_SO" DEVMALLOC_CHECK=1 "$P" bad 2>&1); rc=$?
 echo "$out"
 if [ $rc -eq 0 ] && grep -q "check: context [0-9]*: 1 block(s) written past their end.*24 bytes asked" <<<"$out"; then
