@@ -83,14 +83,15 @@ static dm_verdict_t ensure(dm_owner_kind_t kind, const void *handle, CUcontext c
   if (dm_owner_bound_in(o, ctx)) return DM_VERDICT_BOUND;
   devmalloc_heap_t *heap = dm_ctx_heap(ctx);
   if (!heap) return DM_VERDICT_NONE;
+  double t0 = dm_clock_ms();
   devmalloc_status_t st = kind == DM_OWNER_LIBRARY
                               ? dm_heap_ops->bind_library(heap, (CUlibrary)handle)
                               : dm_heap_ops->bind_module(heap, (CUmodule)handle);
   if (st == DEVMALLOC_OK) {
     dm_owner_set_bound(o, ctx);
     dm_ctx_heap_bound(ctx);
-    dm_log(DM_LOG_INFO, "%s %p (%s): bound to the heap of context %p",
-           kind_name(kind), handle, dm_owner_name(o), (void *)ctx);
+    dm_log(DM_LOG_INFO, "%s %p (%s): bound to the heap of context %p (%.2f ms)",
+           kind_name(kind), handle, dm_owner_name(o), (void *)ctx, dm_clock_ms() - t0);
     return DM_VERDICT_BOUND;
   }
   if (st == DEVMALLOC_ENOTFOUND) {

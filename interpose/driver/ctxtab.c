@@ -161,10 +161,12 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   if (dm_drv.cuCtxGetDevice(&dev) == CUDA_SUCCESS) e->device = dev;
   (void)dm_drv.cuCtxGetId(ctx, &e->id);
   dm_nvtx_push("devmalloc: create heap (%zu MiB, context %llu)", bytes >> 20, e->id);
+  double t0 = dm_clock_ms();
   const char *notice = NULL;
   devmalloc_grow_config_t gc;
   devmalloc_status_t st = o->grow ? create_growing(ctx, o, &e->limit, bytes, fr, &gc, &h, &notice)
                                   : dm_heap_ops->create(ctx, bytes, &h);
+  double took = dm_clock_ms() - t0;
   dm_nvtx_pop();
   if (st != DEVMALLOC_OK || !h) {
     e->failed = 1;
@@ -181,8 +183,8 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
     devmalloc_stats_t s;
     e->limit.max_bytes = dm_heap_ops->stats(h, &s) == DEVMALLOC_OK ? s.max_bytes : gc.initial;
     apply_heap_options(h, o, e->id);
-    dm_log(DM_LOG_INFO, "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d)%s",
-           gc.initial >> 20, e->limit.max_bytes >> 20, e->id, e->device,
+    dm_log(DM_LOG_INFO, "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d) in %.2f ms%s",
+           gc.initial >> 20, e->limit.max_bytes >> 20, e->id, e->device, took,
            o->heap_size.kind != DM_SIZE_UNSET ? " [maximum: DEVMALLOC_HEAP_SIZE]"
            : e->limit.app_set && o->limit_is_max ? " [maximum: application limit]"
            : e->limit.app_set ? " [initial: application limit]" : "");
@@ -192,8 +194,8 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
     e->limit.heap_created = 1;
     e->limit.heap_bytes = bytes;
     apply_heap_options(h, o, e->id);
-    dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d)%s",
-           bytes >> 20, e->id, e->device,
+    dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d) in %.2f ms%s",
+           bytes >> 20, e->id, e->device, took,
            o->heap_size.kind != DM_SIZE_UNSET ? " [DEVMALLOC_HEAP_SIZE]"
            : e->limit.app_set ? " [application limit]" : " [default]");
   }

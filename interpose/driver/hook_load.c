@@ -99,8 +99,11 @@ static int keeps_stock(const char *why) {
 
 static int g_stock_warned;
 
+/* took: how long the re-link and the driver's load took (ms), for the
+ * verbose line of a module that holds devmalloc. */
 static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
-                   const char *how, const char *name, int relinked, const char *why) {
+                   const char *how, const char *name, int relinked, const char *why,
+                   const double took[2]) {
   CUcontext ctx = current_ctx();
   char label[96];
   snprintf(label, sizeof label, "%s%s%s", how, name ? " " : "", name ? name : "");
@@ -116,8 +119,8 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   dm_owner_unlock();
   const char *k = kind == DM_OWNER_LIBRARY ? "library" : "module";
   if (has == DM_HAS_YES)
-    dm_log(DM_LOG_INFO, "%s %p (%s): holds devmalloc%s", k, handle, label,
-           relinked ? " (re-linked at load)" : "");
+    dm_log(DM_LOG_INFO, "%s %p (%s): holds devmalloc (%sload %.2f ms, the driver's %.2f ms)",
+           k, handle, label, relinked ? "re-linked at " : "", took[0] + took[1], took[1]);
   else if (keeps_stock(why) && !__atomic_exchange_n(&g_stock_warned, 1, __ATOMIC_ACQ_REL))
     dm_log(DM_LOG_WARN, "warning: %s %p (%s) runs on CUDA's stock device malloc, not "
            "devmalloc: it cannot be re-linked (%s); build it for sm_80 or newer with PTX "
@@ -148,9 +151,11 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
   char why[256];
   const void *rl;
   size_t len;
+  double t0 = dm_clock_ms(), took[2];
   const void *body = dm_image_bound(image, &len);
   dm_has_t has = body ? dm_image_scan(body, len) : DM_HAS_UNKNOWN;
   const void *use = maybe_relink(image, body, len, has, &rl, why, sizeof why);
+  double t1 = dm_clock_ms();
   CUresult r = l->load(l, use);
   if (rl && r != CUDA_SUCCESS) {
     dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
@@ -159,8 +164,10 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
     r = l->load(l, image);
   }
   if (rl) dm_relink_ops->release(rl);
+  took[0] = t1 - t0;
+  took[1] = dm_clock_ms() - t1;
   if (r == CUDA_SUCCESS)
-    record(kind, *handle, use != image ? DM_HAS_YES : has, api, NULL, use != image, why);
+    record(kind, *handle, use != image ? DM_HAS_YES : has, api, NULL, use != image, why, took);
   return r;
 }
 
@@ -173,7 +180,10 @@ static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
   const void *rl;
   CUresult r = CUDA_ERROR_UNKNOWN;
   int used = 0;
-  if (fname && maybe_relink_file(fname, &rl, why, sizeof why)) {
+  double t0 = dm_clock_ms(), took[2];
+  int relinked = fname && maybe_relink_file(fname, &rl, why, sizeof why);
+  double t1 = dm_clock_ms();
+  if (relinked) {
     r = image ? image->load(image, rl) : CUDA_ERROR_NOT_INITIALIZED;
     used = r == CUDA_SUCCESS;
     if (!used)
@@ -182,10 +192,12 @@ static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
     dm_relink_ops->release(rl);
   }
   if (!used) r = file->load(file, NULL);
+  took[0] = t1 - t0;
+  took[1] = dm_clock_ms() - t1;
   if (r == CUDA_SUCCESS) {
     const char *base = fname ? strrchr(fname, '/') : NULL;
     record(kind, *handle, used ? DM_HAS_YES : DM_HAS_UNKNOWN, api, base ? base + 1 : fname,
-           used, why);
+           used, why, took);
   }
   return r;
 }
