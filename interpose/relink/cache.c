@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 struct dm_cache {
@@ -170,6 +171,23 @@ static void make_header(uint8_t h[DM_CACHE_HDR], const dm_cache_key_t *k,
     put_u32(h + 64, dm_crc32c(data, size));
 }
 
+/* Map the whole pages of a fresh buffer in one call before a read fills it:
+ * an image of 350 KB took 86 page faults inside read(), which were most of a
+ * cache hit's time in a new process. Nothing when the kernel has no
+ * MADV_POPULATE_WRITE (before 5.14): the read then faults them in. */
+static void prefault(void *buf, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = ((uintptr_t)buf + pg - 1) & ~(pg - 1),
+              b = ((uintptr_t)buf + n) & ~(pg - 1);
+    if (b > a)
+        (void)madvise((void *)a, b - a, MADV_POPULATE_WRITE);
+#else
+    (void)buf;
+    (void)n;
+#endif
+}
+
 static int read_all(int fd, void *buf, size_t n)
 {
     uint8_t *p = buf;
@@ -266,6 +284,7 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data,
         close(fd);
         return dm_fail(-ENOMEM, why, whylen, "out of memory");
     }
+    prefault(buf, n);
     rc = read_all(fd, buf, n);
     close(fd);
     uint8_t sum[32] = {0};

@@ -70,8 +70,8 @@ typedef struct {
 
 static relink_opts_t opts;
 static dm_cache_t *cache;
-static uint8_t dm_ptx_hash[32];
-static size_t dm_ptx_len;
+/* devmalloc's PTX without its NUL: the bytes up to dm_devmalloc_ptx_end */
+#define DM_PTX_LEN ((size_t)(dm_devmalloc_ptx_end - dm_devmalloc_ptx) - 1u)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static _Atomic(dm_relink_event_fn) events;
@@ -129,8 +129,6 @@ static void relink_opts_read(relink_opts_t *o)
 static void relink_init(void)
 {
     relink_opts_read(&opts);
-    dm_ptx_len = strnlen(dm_devmalloc_ptx, (size_t)(dm_devmalloc_ptx_end - dm_devmalloc_ptx));
-    memcpy(dm_ptx_hash, dm_devmalloc_ptx_sha256, sizeof dm_ptx_hash); /* hashed at build time */
     if (opts.jit != JIT_OFF && opts.cache_dir[0]) {
         char why[PATH_MAX + 128];
         if (dm_cache_open(opts.cache_dir, &cache, why, sizeof why) < 0)
@@ -229,7 +227,7 @@ static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t,
     dm_cache_keyer_t k;
     dm_cache_key_init(&k, "devmalloc-jit-v1");
     dm_cache_key_add_str(&k, DEVMALLOC_VERSION_STRING);
-    dm_cache_key_add(&k, dm_ptx_hash, sizeof dm_ptx_hash);
+    dm_cache_key_add(&k, dm_devmalloc_ptx_sha256, 32); /* hashed at build time */
     dm_cache_key_add(&k, ptx, n);
     dm_cache_key_add_u64(&k, (uint64_t)t->cc_major * 10 + (uint64_t)t->cc_minor);
     dm_cache_key_add_u64(&k, (uint64_t)t->driver_version);
@@ -256,7 +254,7 @@ static char *devmalloc_ptx_for(unsigned arch, size_t *len)
     char line[32];
     size_t ln = (size_t)snprintf(line, sizeof line, "\n.target sm_%u", arch);
     size_t head = (size_t)(t - dm_devmalloc_ptx);
-    size_t tail = dm_ptx_len - (size_t)(eol - dm_devmalloc_ptx);
+    size_t tail = DM_PTX_LEN - (size_t)(eol - dm_devmalloc_ptx);
     char *p = malloc(head + ln + tail + 1);
     if (!p)
         return NULL;
@@ -297,7 +295,7 @@ static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned
     double t0 = now_ms();
     if (cache)
         event(DM_OBS_CACHE_MISS, label);
-    size_t dlen = dm_ptx_len;
+    size_t dlen = DM_PTX_LEN;
     char *dptx = devmalloc_ptx_for(ptx_arch, &dlen);
     dm_jit_input_t in[2] = {
         { "app.ptx", ptx, n, 0 },
