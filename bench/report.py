@@ -97,6 +97,17 @@ for r in summary:
         thr = f"{r['threads_stock']}/{thr}"
     print(f"{r['workload']:<10} {fmt_size(r['size']):>8} {r['kernel']:<18} {thr:>8} "
           f"{r['mops_stock']:>10.2f} {r['mops_devmalloc']:>11.2f} {ratio:>9}  {note}")
+failed = os.path.join(out, "stock.failed")
+no_stock = [k for k in dm if k not in stock]
+if os.path.exists(failed) or no_stock:
+    with open(failed) if os.path.exists(failed) else open(os.devnull) as f:
+        where = ", ".join(l.strip() for l in f if l.strip())
+    head = f"stock's ab_bench failed in the {where} (CUDA's own allocator); " if where else ""
+    print(f"\n{head}{len(no_stock)} devmalloc rows have no stock figure (not judged against stock):")
+    for k in no_stock:
+        d = dm[k]
+        fig = d["note"] if k[0] == "util" else f"{float(d['mops']):.2f}"
+        print(f"{k[0]:<10} {fmt_size(k[1]):>8} {k[2]:<18} {d['threads']:>8} {'-':>10} {fig:>11}")
 
 # ---- the reference (bench/reference_h200.csv): devmalloc / peer, targets met or missed
 REF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference_h200.csv")

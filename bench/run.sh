@@ -117,6 +117,13 @@ fi
 rm -f "$out.probe.err"
 mkdir -p "$out"
 rm -f "$out/fresh.csv" "$out/smallheap.csv" "$out/firstpass.csv" "$out/shim.csv" "$out/shiminit.csv"   # a phase not run now says so
+rm -f "$out/stock.failed"
+# A failed stock run is CUDA's own allocator failing (one H200 run: an
+# unspecified launch failure in stock's 1 KiB allocation kernel): its rows so
+# far are kept, the phase is named in stock.failed (report.py says so), and
+# devmalloc runs on. A failed devmalloc run ends the benchmark.
+stock_failed() { echo "bench: ab_stock failed in the $1 (CUDA's own allocator, above); its rows so far are kept" >&2
+                 echo "$1" >>"$out/stock.failed"; }
 if [ $quick -eq 1 ]; then
   args=(--reps 3 --sizes 16,64,256,1K,4K,16K,64K,1M "${args[@]}")
   wl=init,sizes,mixed,divergent,churn,graph
@@ -140,8 +147,9 @@ for v in stock devmalloc; do
   echo "== $v: ab_bench ${args[*]}" >&2
   run=("$B/bench/ab_$v" --workloads "$wl" "${args[@]}")
   [ $v = devmalloc ] && [ -n "$trace" ] && run=("${shim_env[@]}" "${run[@]}" --shim-heap)
-  { echo "$header"; "${run[@]}"; } >"$out/$v.csv" \
-    || { echo "bench: ab_$v failed" >&2; exit 3; }
+  { echo "$header"; "${run[@]}"; } >"$out/$v.csv" && continue
+  [ $v = stock ] || { echo "bench: ab_$v failed" >&2; exit 3; }
+  stock_failed "main run"
 done
 if [ -n "$trace" ]; then
   bash tools/devmalloc report -o "$out/trace" "$trace" || echo "bench: devmalloc report $trace failed" >&2
@@ -149,8 +157,9 @@ fi
 if [ $quick -eq 0 ] && [[ ",$wl," != *",noutil,"* ]]; then
   for v in stock devmalloc; do
     echo "== $v: utilization" >&2
-    "$B/bench/ab_$v" --heap 256M --workloads util --max-seconds "$maxs" >>"$out/$v.csv" \
-      || { echo "bench: ab_$v util failed" >&2; exit 3; }
+    "$B/bench/ab_$v" --heap 256M --workloads util --max-seconds "$maxs" >>"$out/$v.csv" && continue
+    [ $v = stock ] || { echo "bench: ab_$v util failed" >&2; exit 3; }
+    stock_failed "utilization phase"
   done
 fi
 # The target phases (docs/benchmarks.md, "What `make bench` runs and

@@ -48,6 +48,41 @@ for cmd in "bash tests/gpu/run.sh" "bash bench/run.sh --quick" "bash bench/run.s
   else bad "$cmd without a GPU: exit $rc, '$out'"; fi
 done
 
+# the stock binary failing mid-run (CUDA's own allocator): its rows so far
+# are kept, devmalloc runs on, the report names the failure and shows
+# devmalloc's rows without a stock figure; a failing devmalloc run still ends
+# the benchmark (stand-ins for nvidia-smi and both benchmark binaries)
+mkdir -p "$T/gpu/bin" "$T/fb/bench"
+printf '#!/bin/sh
+for a; do [ "$a" = -L ] && { echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: x)"; exit 0; }; done
+echo "NVIDIA H100 80GB HBM3, 580.00"
+' \
+  >"$T/gpu/bin/nvidia-smi"
+cat >"$T/fb/bench/ab_stock" <<'SH'
+#!/bin/sh
+case " $* " in *" none "*) exit 0 ;; esac
+echo "stock,sizes,16,1048576,alloc,300,3.5,0,"
+echo "ab_bench(stock): unspecified launch failure at bench/ab_bench.cu:187" >&2
+exit 1
+SH
+cat >"$T/fb/bench/ab_devmalloc" <<'SH'
+#!/bin/sh
+[ -n "$DM_FAKE_FAIL" ] && exit 1
+echo "devmalloc,sizes,16,1048576,alloc,0.1,9000,0,"
+echo "devmalloc,sizes,1024,1048576,alloc,0.3,3000,0,"
+SH
+chmod +x "$T/gpu/bin/nvidia-smi" "$T/fb/bench/ab_stock" "$T/fb/bench/ab_devmalloc"
+out=$(PATH="$T/gpu/bin:$PATH" BUILD="$T/fb" bash bench/run.sh --quick --out "$T/sf" 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -q "bench: ab_stock failed in the main run" <<<"$out" &&
+   grep -q "stock's ab_bench failed in the main run (CUDA's own allocator); 1 devmalloc rows have no stock figure" <<<"$out" &&
+   grep -Eq "^sizes +1 KiB alloc +1048576 +- +3000.00" <<<"$out" &&
+   grep -Eq "^sizes +16 B +alloc +1048576 +3.50 +9000.00 +2571.4x" <<<"$out"; then
+  ok "bench: stock failing mid-run keeps its rows, devmalloc runs on, the report says so"
+else bad "bench with a failing stock run: exit $rc, '$out'"; fi
+out=$(PATH="$T/gpu/bin:$PATH" BUILD="$T/fb" DM_FAKE_FAIL=1 bash bench/run.sh --quick --out "$T/sf2" 2>&1); rc=$?
+[ $rc -eq 3 ] && grep -q "bench: ab_devmalloc failed" <<<"$out" && ok "bench: a failing devmalloc run ends it (exit 3)" ||
+  bad "bench with a failing devmalloc run: exit $rc, '$out'"
+
 # plot_pool.py without matplotlib keeps its tables
 mkdir -p "$T/nompl/matplotlib" "$T/res"
 echo 'raise ImportError("matplotlib stand-in: not installed")' >"$T/nompl/matplotlib/__init__.py"
