@@ -50,7 +50,7 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
     uint32_t best = 0, best_off = 0, best_n = 0;
     for (uint32_t off = step; off <= DM_SLAB_ALIGN_MAX; off += step) {
       uint32_t n, usable = usable_slots(size, off, &n);
-      if (off < ((n + 63u) >> 6) * 8u || usable < best) continue; /* no room for the bitmap */
+      if (off < ((n + 63u) >> 6) * 8u || usable < best) continue; /* no room for the bitmap, or fewer */
       best = usable;
       best_off = off;
       best_n = n;
