@@ -410,11 +410,16 @@ static void wl_firstpass() {
   }
 }
 
-/* Fill the heap with one size until NULL; utilization = bytes granted / heap. */
+/* Fill the heap with one size until NULL; utilization = bytes granted / heap.
+ * The fills: powers of four from 16 B to 1 MiB, then mixed 16..4096 B, in one
+ * process; or those --sizes names ("mixed" among them), e.g. mixed alone on a
+ * fresh heap. */
 static void wl_util() {
-  std::vector<size_t> sizes;
-  for (size_t s = 16; s <= (1u << 20); s *= 4) sizes.push_back(s);
-  sizes.push_back(0); /* mixed 16..4096 */
+  std::vector<size_t> sizes = O.sizes;
+  if (sizes.empty()) {
+    for (size_t s = 16; s <= (1u << 20); s *= 4) sizes.push_back(s);
+    sizes.push_back(0); /* mixed 16..4096 */
+  }
   for (size_t s : sizes) {
     unsigned long long cap = O.heap / 16 + 1024;
     cap = std::min<unsigned long long>(cap, 64ull << 20);
@@ -453,7 +458,8 @@ static void usage() {
           "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
           "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
           "--sizes 1K:32K: 1 KiB with 32768 threads as given (default: --threads, at\n"
-          "             most half the heap)\n"
+          "             most half the heap); with util, the fills to run ('mixed':\n"
+          "             16..4096 B)\n"
           "--variant-name NAME: the label of the first CSV column (default stock/devmalloc)\n"
           "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init; or firstpass\n"
           "           alone (the first alloc kernel on a fresh heap vs the next passes)\n");
@@ -490,7 +496,8 @@ int main(int argc, char **argv) {
         size_t q = l.find(',', p);
         std::string e = l.substr(p, q == std::string::npos ? q : q - p);
         size_t c = e.find(':');
-        O.sizes.push_back(parse_bytes(e.substr(0, c).c_str()));
+        std::string sz = e.substr(0, c);
+        O.sizes.push_back(sz == "mixed" ? 0 : parse_bytes(sz.c_str())); /* 0: mixed 16..4096 B */
         O.size_threads.push_back(c == std::string::npos ? 0 : parse_bytes(e.substr(c + 1).c_str()));
         p = q == std::string::npos ? l.size() : q + 1;
       }

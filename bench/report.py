@@ -156,8 +156,10 @@ def reference_rows(ref, dm_rows, fresh):
                     "met" if ok else ("missed" if ok is not None else "-"), note))
     mixed = dm_rows.get(("util", "0", "fill-until-NULL"))  # no peer figure: the target alone
     now = util_pct(mixed) if mixed else None
+    own = fresh.get(("util", "0", "fill-until-NULL"))  # after no other fill: shown, not judged
     out.append(("util mixed fill-until-NULL", now, None, None, ">= 85%",
-                "not run" if now is None else ("met" if now >= 85.0 else "missed"), ""))
+                "not run" if now is None else ("met" if now >= 85.0 else "missed"),
+                f"  (a fresh heap: {util_pct(own):.1f}%, not judged)" if own else ""))
     return out
 
 def num(x, width, unit=""):

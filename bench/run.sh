@@ -175,6 +175,9 @@ if [ $targets -eq 1 ]; then
     for s in 16 64 256 1K 4K 16K; do
       "$B/bench/ab_devmalloc" --variant-name devmalloc-fresh --workloads sizes --sizes $s --reps 5 "${tph[@]}" || exit 1
     done
+    # mixed utilization on a fresh 256 MiB heap (the main run's follows the
+    # power-of-four fills); reported beside the judged figure
+    "$B/bench/ab_devmalloc" --variant-name devmalloc-fresh --heap 256M --workloads util --sizes mixed "${tph[@]}" || exit 1
   ) >"$out/fresh.csv" || { echo "bench: one-process-per-size phase failed" >&2; rm -f "$out/fresh.csv"; }
   # Small heap: sizes that fit in 64 MiB with margin (16 B x 1M = 16 MiB,
   # 256 B x 64K = 16 MiB, 1 KiB x 32K = 32 MiB, 64 KiB x 512 = 32 MiB), run

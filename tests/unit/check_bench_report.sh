@@ -84,8 +84,10 @@ t "sizes 1 KiB pair +600.00 +300.00 +0.50x  missed" "shim 1 KiB pair not missed"
 t "small heap, failing requests, first pass, shim: 9 met, 3 missed, 0 not run" "own-phase target count"
 # one process per size (fresh.csv): a size row is judged on the lower figure
 echo "$h" >"$d/fresh.csv"; echo "devmalloc-fresh,sizes,16,1048576,alloc,0.3,4000,0," >>"$d/fresh.csv"
+echo "devmalloc-fresh,util,0,65536,fill-until-NULL,1,0,0,utilization 83.1% ended-at-NULL" >>"$d/fresh.csv"
 out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
 t "sizes 16 B alloc +4000.00 +4791.00 +0.83x .* missed  \(lower of one process per size 4000.00, this run 9000.00\)" "16 B alloc not judged on its own process's figure"
+t "util mixed fill-until-NULL +75.20 +- +- +>= 85% +missed  \(a fresh heap: 83.1%, not judged\)" "fresh-heap mixed utilization not shown"
 t "targets: 2 met, 3 missed$" "target count with one process per size"
 rm "$d/fresh.csv"
 # the failing kernel slower per call than the succeeding one: missed
