@@ -97,11 +97,10 @@ for r in summary:
         thr = f"{r['threads_stock']}/{thr}"
     print(f"{r['workload']:<10} {fmt_size(r['size']):>8} {r['kernel']:<18} {thr:>8} "
           f"{r['mops_stock']:>10.2f} {r['mops_devmalloc']:>11.2f} {ratio:>9}  {note}")
-failed = os.path.join(out, "stock.failed")
+failed = os.path.join(out, "stock.failed")  # bench/run.sh: the phases where ab_stock failed
+where = ", ".join(open(failed).read().split("\n")[:-1]) if os.path.exists(failed) else ""
 no_stock = [k for k in dm if k not in stock]
-if os.path.exists(failed) or no_stock:
-    with open(failed) if os.path.exists(failed) else open(os.devnull) as f:
-        where = ", ".join(l.strip() for l in f if l.strip())
+if where or no_stock:
     head = f"stock's ab_bench failed in the {where} (CUDA's own allocator); " if where else ""
     print(f"\n{head}{len(no_stock)} devmalloc rows have no stock figure (not judged against stock):")
     for k in no_stock:
@@ -120,11 +119,11 @@ def load_reference(path):
 def util_pct(r):
     return float(r["note"].split()[1].rstrip("%"))
 
-def load_fresh():
-    """fresh.csv (one process per size, as the reference's harness runs them):
-    rows keyed as devmalloc.csv's; {} when the phase did not run"""
-    path = os.path.join(out, "fresh.csv")
-    return load("fresh") if os.path.exists(path) else {}
+def load_optional(name):
+    """a phase's CSV keyed as devmalloc.csv's (fresh.csv: one process per size, as the
+    reference's harness runs them; firstpass.csv: its second pass has a reference
+    figure too); {} when the phase did not run"""
+    return load(name) if os.path.exists(os.path.join(out, name + ".csv")) else {}
 
 def reference_rows(ref, dm_rows, fresh):
     """(label, devmalloc now, peer, ratio, target, verdict, note) for each reference row
@@ -166,9 +165,8 @@ def num(x, width, unit=""):
     return f"{x:>{width - len(unit)}.2f}{unit}" if x is not None else f"{'-':>{width}}"
 
 if "H200" in gpu:
-    fp_path = os.path.join(out, "firstpass.csv")  # its second pass has a reference figure too
-    rows = reference_rows(load_reference(REF), {**dm, **(load("firstpass") if os.path.exists(fp_path) else {})},
-                          load_fresh())
+    rows = reference_rows(load_reference(REF), {**dm, **load_optional("firstpass")},
+                          load_optional("fresh"))
     print(f"\nAgainst the reference (Gallatin @1aa70ad, H200, independent harness, 2026-11-23):")
     print(f"{'row':<28} {'devmalloc':>10} {'peer':>10} {'dm/peer':>8}  {'target':<22} verdict")
     for label, now, peer, ratio, target, verdict, note in rows:

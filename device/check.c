@@ -121,7 +121,7 @@ static void check_lists(const dm_heap_t *h, report_t *r) {
   for (uint32_t a = 0; a < h->narenas; a++)
     for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
       dm_bin_t *bin = &h->bins[a * DM_NUM_CLASSES + c];
-      uint32_t tag = 1u + c + (a << 5);
+      uint32_t tag = make_tag(a, c);
       for (uint32_t w = 0; w <= h->way_mask; w++) {
         uint32_t prev = 0;
         for (uint32_t cur = bin_way(h, bin, w)->head; cur && walked <= h->nchunks;

@@ -30,7 +30,6 @@ static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
 static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
   return (uint64_t *)chunk_base(h, idx);
 }
-static DM_INLINE uint32_t class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
 /* The caller's way of a bin: the arena hint's quotient by the arena count
  * (its remainder picks the arena), so that the warps sharing an arena
  * spread over the ways (slab.c, "Ways"). */

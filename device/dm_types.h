@@ -147,6 +147,22 @@ static DM_INLINE uint32_t dm_class_div(const dm_class_t *c, uint32_t x) {
   return (uint32_t)(((uint64_t)x * c->recip) >> 32);
 }
 
+/* Bitmap words of a chunk of class c (one bit per slot laid out). */
+static DM_INLINE uint32_t dm_class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+
+/* Slots of class c (size, off, nslots and recip set) at a 16 KiB-aligned
+ * address: never used (free() takes such an address for a large block); at
+ * most 7, in out[]. Returns how many. layout.c counts them to choose the
+ * offset, slab.c marks them when it formats a chunk. */
+static DM_INLINE uint32_t dm_class_unusable(const dm_class_t *c, uint32_t out[8]) {
+  uint32_t n = 0;
+  for (uint32_t k = 1; k * DM_DISPATCH_ALIGN < DM_CHUNK_BYTES; k++) {
+    uint32_t off = k * DM_DISPATCH_ALIGN - c->off, slot = dm_class_div(c, off);
+    if (slot * c->size == off && slot < c->nslots) out[n++] = slot;
+  }
+  return n;
+}
+
 /* Slot bytes of class c: 16, 32, 48, 64, then four steps per power of two,
  * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 7168, 8192),
  * without DM_CLASS_GAP (sizeclass.c says why these sizes). */

@@ -23,17 +23,6 @@
 /* devmalloc_stats_t reports every class, one entry each. */
 _Static_assert(DEVMALLOC_NUM_CLASSES == DM_NUM_CLASSES, "public class count differs from the core's");
 
-/* Usable slots of `size` bytes from offset `off` in a chunk: those that fit,
- * less those at a 16 KiB-aligned address (free() would take them for large
- * blocks); their count in *nslots. */
-static uint32_t usable_slots(uint32_t size, uint32_t off, uint32_t *nslots) {
-  uint32_t n = (uint32_t)((DM_CHUNK_BYTES - off) / size), usable = n;
-  for (uint32_t b = DM_DISPATCH_ALIGN; b < DM_CHUNK_BYTES; b += DM_DISPATCH_ALIGN)
-    if (b >= off && (b - off) % size == 0 && (b - off) / size < n) usable--;
-  *nslots = n;
-  return usable;
-}
-
 /* Slot geometry of every class (see sizeclass.c for the class sizes). The
  * first slot's offset is chosen per class: the bitmap below it takes a word
  * per 64 slots (16 B slots: 127 words, about 1 KiB; 2560 B: one word), and
@@ -47,19 +36,17 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = dm_class_size(c), pow2 = (size & (size - 1u)) == 0;
     uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size : pow2 ? DM_SLAB_ALIGN_MAX : DM_MIN_ALIGN;
-    uint32_t best = 0, best_off = 0, best_n = 0;
+    dm_class_t best = {0}, cand = {size, 0, 0, 0, 0xffffffffu / size + 1u};
     for (uint32_t off = step; off <= DM_SLAB_ALIGN_MAX; off += step) {
-      uint32_t n, usable = usable_slots(size, off, &n);
-      if (off < ((n + 63u) >> 6) * 8u || usable < best) continue; /* no room for the bitmap, or fewer */
-      best = usable;
-      best_off = off;
-      best_n = n;
+      uint32_t skip[8];
+      cand.off = (uint16_t)off;
+      cand.nslots = (uint16_t)((DM_CHUNK_BYTES - off) / size);
+      cand.cap = cand.nslots - dm_class_unusable(&cand, skip);
+      /* the bitmap below the first slot, and no fewer usable slots */
+      if (off < dm_class_words(&cand) * 8u || cand.cap < best.cap) continue;
+      best = cand;
     }
-    out[c].size = size;
-    out[c].nslots = (uint16_t)best_n;
-    out[c].off = (uint16_t)best_off;
-    out[c].cap = best;
-    out[c].recip = 0xffffffffu / size + 1u;
+    out[c] = best;
   }
 }
 

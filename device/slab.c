@@ -98,17 +98,6 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
   return x & (hi == 64 ? ~0ull : (1ull << hi) - 1u);
 }
 
-/* Slots of class c at a 16 KiB-aligned address: never used (free() takes
- * such an address for a large block); at most 7, in out[]. Returns how many. */
-static DM_INLINE uint32_t unusable_slots(const dm_class_t *c, uint32_t out[8]) {
-  uint32_t n = 0;
-  for (uint32_t k = 1; k * DM_DISPATCH_ALIGN < DM_CHUNK_BYTES; k++) {
-    uint32_t off = k * DM_DISPATCH_ALIGN - c->off, slot = dm_class_div(c, off);
-    if (slot * c->size == off && slot < c->nslots) out[n++] = slot;
-  }
-  return n;
-}
-
 /* Format chunk `idx` for (arena, cls), listed by `way`, with its first
  * `take` free slots claimed by the caller; returns them as a grant. Only the class's own
  * bitmap words are written (a claim looks at no other word): words past
@@ -119,7 +108,7 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
                                        uint32_t way, uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
   uint64_t *bm = chunk_bitmap(h, idx);
-  uint32_t words = class_words(c), skip[8], nskip = unusable_slots(c, skip);
+  uint32_t words = dm_class_words(c), skip[8], nskip = dm_class_unusable(c, skip);
   uint64_t mine = 0;
   for (uint32_t w = 0; w < words; w++) {
     uint64_t v = w == words - 1 && (c->nslots & 63u) ? ~0ull << (c->nslots & 63u) : 0;
@@ -303,7 +292,7 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
 /* Claim up to min(n, pinned) slots of the pinned chunk from one word. */
 static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   const dm_class_t *c = &h->classes[rv->cls];
-  uint32_t idx = rv->chunk - 1, words = class_words(c);
+  uint32_t idx = rv->chunk - 1, words = dm_class_words(c);
   uint64_t *bm = chunk_bitmap(h, idx);
   uint32_t want = n < rv->pinned ? n : rv->pinned;
   /* Start where the pin count points: warps that pinned at once start at

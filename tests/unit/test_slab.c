@@ -92,7 +92,7 @@ static void test_class_offsets(void **st) {
   dm_classes_compute(cl);
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = cl[c].size, off = cl[c].off;
-    assert_true(off >= class_words(&cl[c]) * 8u);
+    assert_true(off >= dm_class_words(&cl[c]) * 8u);
     assert_true(off <= DM_SLAB_ALIGN_MAX);
     assert_int_equal(off % DM_MIN_ALIGN, 0);
     assert_true((uint64_t)off + (uint64_t)cl[c].nslots * size <= DM_CHUNK_BYTES);
