@@ -9,7 +9,8 @@
  * expected or reserved; in a heap that grows, that granules above `released`
  * are held by the grower (BUSY; a grower-held granule counts as free for
  * "whole"); that the block cache's rings hold exactly the CACHED nodes
- * (cached blocks count as free for "whole"); and that every bin's list of
+ * but a fixed heap's fresh chunks, which the fresh counter counts (both
+ * count as free for "whole"); and that every bin's list of
  * chunks is well formed, each chunk on one list at most, and counts the
  * chunks whose tag names the bin; and that no tree request is counted in
  * flight. Returns the number
@@ -19,6 +20,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "dm_internal.h"
 #include "chunk.h"
 
@@ -59,15 +61,30 @@ static void check_covered(const dm_buddy_t *b, uint64_t i, report_t *r) {
   }
 }
 
-static void check_node(const dm_buddy_t *b, uint64_t i, uint32_t *count, uint32_t *cached,
-                       report_t *r) {
+/* Fresh chunks left (fresh.c's count; check.c links without the core). */
+static uint64_t fresh_left(const dm_heap_t *h) {
+  uint64_t next = h->fresh_end ? h->fresh->next : 0;
+  return next < h->fresh_end ? h->fresh_end - next : 0;
+}
+
+/* What the walk counts: AVAIL nodes per order, CACHED nodes per order that
+ * the block cache should hold, and fresh chunks (fresh.c: CACHED chunk
+ * nodes from the fresh counter on). */
+typedef struct {
+  uint32_t count[DM_MAX_ORDERS], cached[DM_CACHE_ORDERS];
+  uint64_t fresh, fresh_from, fresh_end;
+} walk_t;
+
+static void check_node(const dm_buddy_t *b, uint64_t i, walk_t *k, report_t *r) {
   uint32_t s = b->state[i], order = order_of_node(b, i);
   if (b->lock[i]) fail(r, "node locked at rest", i);
   if (avail_bit(b, i) != (s == DM_NODE_AVAIL)) fail(r, "bitmap disagrees with state", i);
-  if (s == DM_NODE_AVAIL) count[order]++;
+  if (s == DM_NODE_AVAIL) k->count[order]++;
   if (s == DM_NODE_CACHED) {
-    if (order >= DM_CACHE_ORDERS) fail(r, "cached node of an order the cache does not keep", i);
-    else cached[order]++;
+    uint64_t chunk = rank_of_node(i) << (order + DM_LEAF_SHIFT) >> DM_CHUNK_SHIFT;
+    if (order == DM_CHUNK_ORDER && chunk >= k->fresh_from && chunk < k->fresh_end) k->fresh++;
+    else if (order >= DM_CACHE_ORDERS) fail(r, "cached node of an order the cache does not keep", i);
+    else k->cached[order]++;
     if (order > 0) check_covered(b, i, r);
     return;
   }
@@ -83,8 +100,8 @@ static void check_node(const dm_buddy_t *b, uint64_t i, uint32_t *count, uint32_
   uint32_t l = b->state[2 * i], rr = b->state[2 * i + 1];
   if (l == DM_NODE_AVAIL && rr == DM_NODE_AVAIL) fail(r, "two available siblings", i);
   if (s != DM_NODE_SPLIT) fail(r, "split node with other state bits", i);
-  check_node(b, 2 * i, count, cached, r);
-  check_node(b, 2 * i + 1, count, cached, r);
+  check_node(b, 2 * i, k, r);
+  check_node(b, 2 * i + 1, k, r);
 }
 
 /* The block cache at rest: each order's ring holds exactly its CACHED
@@ -164,9 +181,13 @@ static void check_held(const dm_heap_t *h, report_t *r) {
 
 int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   report_t r = {0, why, whylen};
-  uint32_t count[DM_MAX_ORDERS] = {0}, cached[DM_CACHE_ORDERS] = {0};
-  check_node(&h->buddy, 1, count, cached, &r);
-  check_cache(h, cached, &r);
+  walk_t k;
+  memset(&k, 0, sizeof k);
+  k.fresh_end = h->fresh_end;
+  k.fresh_from = h->fresh_end ? h->fresh->next : 0;
+  check_node(&h->buddy, 1, &k, &r);
+  check_cache(h, k.cached, &r);
+  if (k.fresh != fresh_left(h)) fail(&r, "fresh chunks disagree with the fresh counter", k.fresh);
   if (h->grow) { /* granules not given to the tree are held by the grower: plain BUSY */
     uint64_t rel = h->grow->released;
     if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES) fail(&r, "released is not a granule boundary in the pool", rel);
@@ -178,7 +199,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   }
   for (uint32_t o = 0; o <= h->buddy.top; o++) {
     uint64_t w = h->buddy.sem[o].w;
-    if (dm_semw_c(w) != (int32_t)count[o] || dm_semw_e(w) || dm_semw_r(w))
+    if (dm_semw_c(w) != (int32_t)k.count[o] || dm_semw_e(w) || dm_semw_r(w))
       fail(&r, "order semaphore disagrees with tree", o);
   }
   for (uint32_t a = 0; a < h->narenas; a++)
@@ -217,6 +238,7 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
     free_bytes += (uint64_t)dm_semw_c(h->buddy.sem[o].w) << (o + DM_LEAF_SHIFT);
   for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) /* cached blocks are free */
     free_bytes += (uint64_t)h->bcache[o].items << (o + DM_LEAF_SHIFT);
+  free_bytes += fresh_left(h) << DM_CHUNK_SHIFT; /* and fresh chunks */
   if (free_bytes != h->buddy.pool_bytes) {
     if (why) snprintf(why, whylen, "%llu KiB of the pool held outside slab chunks",
                       (unsigned long long)((h->buddy.pool_bytes - free_bytes) >> 10));

@@ -10,6 +10,7 @@
 #include "sem.c"
 #include "buddy.c"
 #include "blockcache.c"
+#include "fresh.c"
 #include "sizeclass.c"
 #include "reclaim.c"
 #include "grow.c"

@@ -51,6 +51,11 @@ DM_FN uint64_t dm_bcache_take(dm_heap_t *h, uint32_t order);
 DM_FN uint32_t dm_bcache_flush(dm_heap_t *h);
 DM_FN uint32_t dm_bcache_count(const dm_heap_t *h, uint32_t order);
 
+/* fresh.c */
+DM_FN uint32_t dm_fresh_take(dm_heap_t *h, uint32_t k, uint32_t *first);
+DM_FN int dm_fresh_release(dm_heap_t *h);
+DM_FN uint64_t dm_fresh_count(const dm_heap_t *h);
+
 /* sizeclass.c (dm_classes_compute: layout.c, host only) */
 DM_FN int dm_class_of(uint64_t size, uint64_t align);
 DM_FN uint32_t dm_order_of(uint64_t bytes);
@@ -115,9 +120,8 @@ uint64_t dm_layout_max_bytes(void);
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms);
 uint32_t dm_ways_for(uint32_t narenas);
 void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *out);
-void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx,
-                    int carve);
-uint64_t dm_heap_carve_chunks(const dm_layout_t *L);
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
+                    dm_fill32_fn fill32, void *ctx, int fresh);
 struct devmalloc_stats;
 void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
                         const dm_heap_stats_t *hs, struct devmalloc_stats *out);

@@ -44,7 +44,6 @@
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
-#define DM_CARVE_SLOTS     16384u /* the chunk order's ring: a fixed heap's first chunks, carved at format (layout.c) */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 #define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */
@@ -184,6 +183,14 @@ typedef struct dm_bcache {
   uint32_t pad[28];
 } dm_bcache_t;
 
+/* --------------------------------------------------------- fresh chunks --- */
+/* A fixed heap's chunks that nothing has used yet: [next, dm_heap_t.fresh_end)
+ * (fresh.c). On a line of its own: every grow of a fresh heap adds to it. */
+typedef struct dm_fresh {
+  uint64_t next;    /* the next chunk to hand out (>= fresh_end: none left) */
+  uint64_t pad[15];
+} dm_fresh_t;
+
 /* ---------------------------------------------------------------- stats --- */
 typedef struct dm_arena_stats {
   uint64_t class_allocs[DM_NUM_CLASSES];
@@ -264,6 +271,7 @@ typedef struct dm_layout {
   uint32_t top, narenas;
   uint64_t grow_off;     /* dm_grow_t (always laid out; used when grows) */
   uint64_t bcache_off, bslot_off; /* block cache rings and their slots */
+  uint64_t fresh_off;    /* dm_fresh_t */
   uint32_t bcap[DM_CACHE_ORDERS]; /* slots per order (a power of two, or 0) */
   uint32_t grows;        /* 1: pool is a reserved range that is mapped as needed */
   uint32_t pad;
@@ -289,6 +297,8 @@ typedef struct dm_heap {
   uint32_t *bslots;            /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */
   uint32_t bcap[DM_CACHE_ORDERS];
   uint32_t bbase[DM_CACHE_ORDERS];
+  dm_fresh_t *fresh;           /* the fresh chunks' counter (fresh.c) */
+  uint64_t fresh_end;          /* chunks [0, fresh_end) were fresh at format (0: none) */
   /* growth (NULL grow: a fixed heap, everything below unused) */
   dm_grow_t *grow;             /* in the metadata */
   dm_grow_host_t *ghost;       /* shared with the host's service thread */

@@ -4,8 +4,9 @@
  * (device/devmalloc.cu on the GPU, device/single.c for one caller, as in the
  * host tests) combine the two, and devmalloc.cu aggregates requests of a warp.
  * Calls run one way: heap.c -> slab.c -> tree.c -> grow.c -> reclaim.c ->
- * blockcache.c -> buddy.c -> sem.c (tree.c: requests to the tree for chunks
- * and large blocks; reclaim.c: the empty chunks bins keep, back to the tree;
+ * fresh.c -> blockcache.c -> buddy.c -> sem.c (tree.c: requests to the tree
+ * for chunks and large blocks; reclaim.c: the empty chunks bins keep, back
+ * to the tree; fresh.c: a fixed heap's chunks that nothing used yet;
  * blockcache.c: freed large blocks kept whole for the next request).
  *
  * Counters: per arena, allocations and frees per class, large allocations,

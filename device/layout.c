@@ -6,10 +6,10 @@
  * arrays will have at a given base (device or host addresses alike);
  * dm_heap_format() writes the few non-zero metadata words (tree nodes on the
  * pool's boundary, the available bits, the semaphore counts, the heap
- * struct) through a write callback, and the carve (the pool's first chunks
- * as blocks in the block cache: each level of their subtree and the ring,
- * in writes of 4 KiB). The caller zeroes the metadata first, so formatting
- * an 8 GiB heap is one memset plus about a hundred small writes.
+ * struct) through a write callback, and the fresh chunks (fresh.c: each
+ * level of their subtree, one fill per level). The caller zeroes the
+ * metadata first, so formatting an 8 GiB heap is one memset plus about fifty
+ * small writes and fills.
  * dm_heap_read_stats() folds per-arena counters into devmalloc_stats_t.
  *
  * Locking: none; a heap must not be in use while it is formatted.
@@ -108,11 +108,11 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
   L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
   L->grow_off = o;   o = ALIGN_UP(o + sizeof(dm_grow_t), 256);
+  L->fresh_off = o;  o = ALIGN_UP(o + sizeof(dm_fresh_t), 256);
   uint64_t slots = 0;
   for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) { /* a power of two <= blocks of the order */
     uint64_t blocks = pool >> (DM_LEAF_SHIFT + c), cap = 0;
-    uint64_t most = c == DM_CHUNK_ORDER ? DM_CARVE_SLOTS : DM_CACHE_SLOTS;
-    if (blocks) for (cap = 1; cap * 2 <= blocks && cap * 2 <= most; cap *= 2) {}
+    if (blocks) for (cap = 1; cap * 2 <= blocks && cap * 2 <= DM_CACHE_SLOTS; cap *= 2) {}
     L->bcap[c] = (uint32_t)cap;
     slots += cap;
   }
@@ -198,12 +198,14 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
     h->bcap[c] = L->bcap[c];
     h->bbase[c] = n;
   }
+  h->fresh = (dm_fresh_t *)(uintptr_t)(base + L->fresh_off);
+  h->fresh_end = L->grows ? 0 : L->nchunks; /* every chunk of a fixed heap starts fresh */
   if (L->grows) h->grow = (dm_grow_t *)(uintptr_t)(base + L->grow_off);
 }
 
 /* What formatting writes besides node states: the AVAIL bits, merged per
- * bitmap word (the carve puts AVAIL nodes of one order side by side), and
- * the count of AVAIL nodes per order. */
+ * bitmap word (nodes of one order on the pool's boundary may share one),
+ * and the count of AVAIL nodes per order. */
 typedef struct {
   uint64_t index[4 * DM_MAX_ORDERS], bits[4 * DM_MAX_ORDERS];
   uint32_t n;
@@ -220,48 +222,32 @@ static void acc_bit(format_acc_t *a, uint64_t index, uint64_t bit) {
   a->bits[a->n++] = bit;
 }
 
-/* The carved subtree under node i of `order` (every node SPLIT down to the
- * chunk order, whose nodes are CACHED and fill the chunk order's ring): a
- * level's nodes are contiguous, so each level is written in pieces of
- * CARVE_PIECE words from one stack buffer, and so is the ring. */
-#define CARVE_PIECE 1024u /* words per write */
-static void format_carve(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order,
-                         dm_write_fn write, void *ctx) {
-  uint32_t levels = order - DM_CHUNK_ORDER, n = 1u << levels, buf[CARVE_PIECE];
-  for (uint32_t d = 0; d <= levels; d++) {
-    uint32_t count = 1u << d, st = d == levels ? DM_NODE_CACHED : DM_NODE_SPLIT;
-    for (uint32_t k = 0; k < CARVE_PIECE; k++) buf[k] = st;
-    for (uint32_t k = 0; k < count; k += CARVE_PIECE) {
-      uint32_t m = count - k < CARVE_PIECE ? count - k : CARVE_PIECE;
-      write(ctx, L->state_off + ((i << d) + k) * 4, buf, (uint64_t)m * 4);
-    }
-  }
-  for (uint32_t k = 0; k < n; k += CARVE_PIECE) {
-    uint32_t m = n - k < CARVE_PIECE ? n - k : CARVE_PIECE;
-    for (uint32_t q = 0; q < m; q++) buf[q] = (uint32_t)((i << levels) + k + q);
-    write(ctx, L->bslot_off + ((uint64_t)h->bbase[DM_CHUNK_ORDER] + k) * 4, buf, (uint64_t)m * 4);
-  }
-  dm_bcache_t r;
-  memset(&r, 0, sizeof r);
-  r.items = r.used = r.tail = n;
-  write(ctx, L->bcache_off + (uint64_t)DM_CHUNK_ORDER * sizeof r, &r, sizeof r);
+/* The fresh subtree under node i of `order`: every node SPLIT down to the
+ * chunk order, whose nodes are CACHED (kept: fresh.c hands them out). A
+ * level's nodes are contiguous: one fill each. */
+static void format_fresh(const dm_layout_t *L, uint64_t i, uint32_t order, dm_fill32_fn fill32,
+                         void *ctx) {
+  uint32_t levels = order - DM_CHUNK_ORDER;
+  for (uint32_t d = 0; d <= levels; d++)
+    fill32(ctx, L->state_off + (i << d) * 4, d == levels ? DM_NODE_CACHED : DM_NODE_SPLIT, 1ull << d);
 }
 
 /* Node i of order `order` covers [start, start + size). Write the initial
- * state of the nodes that are not BUSY (zero): inside [0, carve) -> the
- * carved subtree; fully inside the pool with a parent that is not, past the
- * carve -> AVAIL; straddling the pool's end or the carve's -> SPLIT. */
+ * state of the nodes that are not BUSY (zero): inside [0, fresh) -> the
+ * fresh subtree; fully inside the pool with a parent that is not, past the
+ * fresh chunks -> AVAIL; straddling the pool's end or the fresh chunks' ->
+ * SPLIT. */
 static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order,
-                        uint64_t start, uint64_t carve, dm_write_fn write, void *ctx,
-                        format_acc_t *acc) {
+                        uint64_t start, uint64_t fresh, dm_write_fn write, dm_fill32_fn fill32,
+                        void *ctx, format_acc_t *acc) {
   uint64_t size = 1ull << (order + DM_LEAF_SHIFT);
   if (start >= L->pool_bytes) return;
-  if (start + size <= carve) {
-    format_carve(L, h, i, order, write, ctx);
+  if (start + size <= fresh) {
+    format_fresh(L, i, order, fill32, ctx);
     return;
   }
   uint32_t st;
-  if (start + size <= L->pool_bytes && start >= carve) {
+  if (start + size <= L->pool_bytes && start >= fresh) {
     st = DM_NODE_AVAIL;
     uint64_t rank = i - (1ull << (L->top - order)), bit, sbit;
     uint64_t word = dm_avail_index(&h->buddy, order, rank, &bit);
@@ -271,40 +257,29 @@ static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, ui
     acc->sem_count[order]++;
   } else {
     st = DM_NODE_SPLIT;
-    format_node(L, h, 2 * i, order - 1, start, carve, write, ctx, acc);
-    format_node(L, h, 2 * i + 1, order - 1, start + size / 2, carve, write, ctx, acc);
+    format_node(L, h, 2 * i, order - 1, start, fresh, write, fill32, ctx, acc);
+    format_node(L, h, 2 * i + 1, order - 1, start + size / 2, fresh, write, fill32, ctx, acc);
   }
   write(ctx, L->state_off + i * 4, &st, 4);
 }
 
-/* Chunks a fresh fixed heap keeps carved in the block cache: the largest
- * power of two that is at most half the pool's chunks and the chunk order's
- * ring. A bin's first chunks then cost one ring operation each instead of a
- * tree operation: in a fresh heap every bin of every arena takes its first
- * chunks at once, splitting the tree from the root (the first pass of
- * 4 KiB allocation, 512K threads, took 65 ms where the later ones take
- * 0.4, H200). A request the tree cannot serve flushes the cache, so the
- * carved chunks merge back into whole blocks when a large one needs them. */
-uint64_t dm_heap_carve_chunks(const dm_layout_t *L) {
-  uint64_t most = L->nchunks / 2, n = 0;
-  if (most > L->bcap[DM_CHUNK_ORDER]) most = L->bcap[DM_CHUNK_ORDER];
-  if (most) for (n = 1; n * 2 <= most; n *= 2) {}
-  return n;
-}
-
-void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, void *ctx,
-                    int carve) {
+/* fresh: the pool's chunks start fresh (fresh.c) as dm_heap_build says, as
+ * a fixed heap's do on the GPU; 0: the whole pool in the tree (the core's
+ * tests of the tree). */
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
+                    dm_fill32_fn fill32, void *ctx, int fresh) {
   format_acc_t acc;
   memset(&acc, 0, sizeof acc);
-  uint64_t bytes = carve ? dm_heap_carve_chunks(L) << DM_CHUNK_SHIFT : 0;
-  format_node(L, h, 1, L->top, 0, bytes, write, ctx, &acc);
+  dm_heap_t img = *h;
+  if (!fresh) img.fresh_end = 0;
+  format_node(L, &img, 1, L->top, 0, img.fresh_end << DM_CHUNK_SHIFT, write, fill32, ctx, &acc);
   for (uint32_t k = 0; k < acc.n; k++) write(ctx, L->avail_off + acc.index[k] * 8, &acc.bits[k], 8);
   for (uint32_t o = 0; o <= L->top; o++) {
     if (!acc.sem_count[o]) continue;
     dm_sem_t s = {dm_semw_pack(acc.sem_count[o], 0, 0)};
     write(ctx, L->sem_off + (uint64_t)o * sizeof(dm_sem_t), &s, sizeof s);
   }
-  write(ctx, L->heap_off, h, sizeof *h);
+  write(ctx, L->heap_off, &img, sizeof img);
 }
 
 /* Format a heap that grows: every node above the granule's order that

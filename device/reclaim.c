@@ -25,12 +25,17 @@ static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   return 1;
 }
 
-/* The chunks that can be slab chunks: all of them, or in a heap that grows
- * those below `released` (above it the grower holds the memory). A reclaim
- * pass covers these; so does a bin looking for an empty chunk to adopt
- * (slab.c). */
+/* The chunks that can be slab chunks: all of them but a fresh heap's that
+ * no bin took yet (fresh.c hands them out from the start), or in a heap
+ * that grows those below `released` (above it the grower holds the memory).
+ * A reclaim pass covers these; so does a bin looking for an empty chunk to
+ * adopt (slab.c). */
 DM_FN uint64_t dm_reclaim_span(const dm_heap_t *h) {
   uint64_t n = h->nchunks;
+  if (h->fresh_end) {
+    uint64_t f = dm_load64(&h->fresh->next);
+    if (f < n) n = f;
+  }
   if (h->grow) {
     uint64_t r = dm_load64(&h->grow->released) >> DM_CHUNK_SHIFT;
     if (r < n) n = r;

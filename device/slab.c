@@ -402,9 +402,9 @@ static DM_INLINE int past_half(const dm_heap_t *h) {
   return dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2;
 }
 
-/* Take fresh chunks for the home bin, keeping n slots of the first: from the
- * chunks a fixed heap keeps carved in the block cache while there are any
- * (one ring operation each), then from the tree. A bin that keeps growing
+/* Take chunks for the home bin, keeping n slots of the first: a fixed
+ * heap's fresh chunks while there are any (fresh.c: one fetch-add for the
+ * run), chunk-sized blocks the block cache keeps, then the tree. A bin that keeps growing
  * takes runs of 2, 4, then 8 chunks (from the tree, adjacent ones in one
  * operation; one chunk when no run is free): the tree's rate of operations
  * was what bounded allocation of the larger classes. Runs stop once half the
@@ -433,7 +433,11 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, way, expected, g)) return 1;
   }
-  /* chunks carved at format (layout.c) first: a run is k ring operations */
+  /* a fresh heap's chunks first (one fetch-add for the run), then freed
+   * chunk-sized blocks the block cache keeps (a ring operation each) */
+  uint32_t first;
+  if ((got = dm_fresh_take(h, k, &first)) != 0)
+    for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
   for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
     idx[got++] = (uint32_t)(dm_buddy_node_offset(&h->buddy, y) >> DM_CHUNK_SHIFT);
   uint32_t counted = 0; /* chunks that dm_tree_alloc counted in the footprint */

@@ -7,7 +7,7 @@
  * the tree cannot serve, more memory for a heap that grows (grow.c), and a
  * few retries for requests that failed only because others were splitting.
  *
- * Calls: grow.c, reclaim.c, blockcache.c, buddy.c. Locking: no lock of its
+ * Calls: grow.c, reclaim.c, fresh.c, blockcache.c, buddy.c. Locking: no lock of its
  * own; the footprint and the bytes in flight are atomic counters.
  */
 #include "dm_internal.h"
@@ -73,9 +73,10 @@ DM_FN int dm_tree_no_room(dm_heap_t *h, uint32_t order) {
  * dm_buddy_alloc_run) for any caller: chunks for slab.c, large blocks for
  * heap.c; first node or 0, the blocks counted in the footprint. When the
  * tree cannot serve the blocks:
- *   1. return the blocks the block cache keeps and the empty chunks that
- *      bins keep (what the tree lacks may sit there, in memory that is
- *      mapped already);
+ *   1. give the tree a fresh heap's chunks that no bin took (fresh.c),
+ *      the blocks the block cache keeps and the empty chunks that bins
+ *      keep (what the tree lacks may sit there, in memory that is mapped
+ *      already);
  *   2. in a heap that grows, ask grow.c for more mapped memory (it waits for
  *      the host, boundedly);
  *   3. retry a few times while the pool has the bytes: a GROW that reaches
@@ -101,7 +102,7 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
       DM_ASSERT(!h->grow || dm_buddy_node_offset(&h->buddy, node) + bytes <= dm_load64(&h->grow->released));
       return tree_settle(h, bytes, node);
     }
-    if (dm_bcache_flush(h) || dm_reclaim_chunks(h)) continue;
+    if (dm_fresh_release(h) || dm_bcache_flush(h) || dm_reclaim_chunks(h)) continue;
     if (h->grow && grows < DM_GROW_TRIES && dm_grow_more(h, order + j)) {
       grows++;
       continue;

@@ -1,6 +1,6 @@
 # mk/core.mk — the allocator core built for the host (test harness) and its tests.
 
-CORE_SRCS := device/sem.c device/buddy.c device/blockcache.c device/sizeclass.c device/reclaim.c device/grow.c device/tree.c device/slab.c device/heap.c \
+CORE_SRCS := device/sem.c device/buddy.c device/blockcache.c device/fresh.c device/sizeclass.c device/reclaim.c device/grow.c device/tree.c device/slab.c device/heap.c \
              device/single.c device/layout.c device/check.c device/host_prim.c
 CORE_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core/%.o)
 CORE_TSAN_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-tsan/%.o)

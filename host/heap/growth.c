@@ -119,12 +119,6 @@ static void vmm_thread_init(void *ctx) {
   cuThreadExchangeStreamCaptureMode(&m);
 }
 
-static void fill_device(void *ctx, uint64_t off, uint32_t v, uint64_t count) {
-  dm_dev_writer_t *w = ctx;
-  if (w->err == CUDA_SUCCESS) w->err = cuMemsetD32Async(w->base + off, v, count, w->stream);
-  if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream);
-}
-
 static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *out);
 static devmalloc_status_t growth_destroy(devmalloc_heap_t *h);
 
@@ -287,7 +281,7 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
   h->image.grow_watermark = cfg.watermark ? cfg.watermark : step;
   h->image.grow_wait_ns = (uint64_t)cfg.wait_ms * 1000000ull;
   dm_dev_writer_t w = {g->va, h->stream, CUDA_SUCCESS};
-  dm_heap_format_grow(&h->layout, &h->image, dm_dev_write, fill_device, &w);
+  dm_heap_format_grow(&h->layout, &h->image, dm_dev_write, dm_dev_fill32, &w);
   if (w.err != CUDA_SUCCESS) goto fail;
   dm_grow_cfg_t gc = {pool, initial, step, (uint64_t)cfg.poll_us * 1000ull};
   static const dm_grow_ops_t ops = {vmm_map, vmm_unmap, vmm_thread_init};

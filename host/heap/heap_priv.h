@@ -36,6 +36,9 @@ typedef struct {
   CUresult err;
 } dm_dev_writer_t;
 void dm_dev_write(void *writer, uint64_t off, const void *src, uint64_t n);
+/* Fill count 32-bit words at off with v (in the writer's stream, ordered
+ * before its next write, which waits for both). */
+void dm_dev_fill32(void *writer, uint64_t off, uint32_t v, uint64_t count);
 /* Arenas for a heap of `bytes` on the current context's device (dm_arenas_for
  * with its SM count): heap_runtime.c. */
 uint32_t dm_rt_arena_count(uint64_t bytes);

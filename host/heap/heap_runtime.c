@@ -50,6 +50,11 @@ void dm_dev_write(void *ctx, uint64_t off, const void *src, uint64_t n) {
   if (w->err == CUDA_SUCCESS) w->err = cuStreamSynchronize(w->stream); /* src is on the stack */
 }
 
+void dm_dev_fill32(void *ctx, uint64_t off, uint32_t v, uint64_t count) {
+  dm_dev_writer_t *w = ctx;
+  if (w->err == CUDA_SUCCESS) w->err = cuMemsetD32Async(w->base + off, v, count, w->stream);
+}
+
 static CUresult copy_to_device(const devmalloc_heap_t *h, CUdeviceptr dst, const void *src, size_t n) {
   CUresult r = cuMemcpyHtoDAsync(dst, src, n, h->stream);
   return r == CUDA_SUCCESS ? cuStreamSynchronize(h->stream) : r;
@@ -123,7 +128,7 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_
   }
   dm_heap_build(&h->layout, h->base, bytes, &h->image);
   dm_dev_writer_t w = {h->base, h->stream, CUDA_SUCCESS};
-  dm_heap_format(&h->layout, &h->image, dm_dev_write, &w, 1);
+  dm_heap_format(&h->layout, &h->image, dm_dev_write, dm_dev_fill32, &w, 1);
   if (w.err != CUDA_SUCCESS) {
     st = DEVMALLOC_ECUDA;
     goto fail;

@@ -12,14 +12,19 @@ static void write_host(void *ctx, uint64_t off, const void *src, uint64_t n) {
   memcpy((char *)ctx + off, src, n);
 }
 
-static void init(fixture_heap_t *f, size_t bytes, unsigned narenas, int carve) {
+static void fill_host(void *ctx, uint64_t off, uint32_t v, uint64_t count) {
+  uint32_t *w = (uint32_t *)((char *)ctx + off);
+  for (uint64_t i = 0; i < count; i++) w[i] = v;
+}
+
+static void init(fixture_heap_t *f, size_t bytes, unsigned narenas, int fresh) {
   assert_int_equal(dm_layout_compute(bytes, narenas, &f->L), 0);
   f->mem = aligned_alloc(2u << 20, (bytes + (2u << 20) - 1) / (2u << 20) * (2u << 20));
   assert_non_null(f->mem);
   memset((char *)f->mem + f->L.pool_bytes, 0, bytes - f->L.pool_bytes);
   dm_heap_t tmp;
   dm_heap_build(&f->L, (uint64_t)(uintptr_t)f->mem, bytes, &tmp);
-  dm_heap_format(&f->L, &tmp, write_host, f->mem, carve);
+  dm_heap_format(&f->L, &tmp, write_host, fill_host, f->mem, fresh);
   f->h = (dm_heap_t *)((char *)f->mem + f->L.heap_off);
 }
 

@@ -11,9 +11,9 @@ typedef struct {
 } fixture_heap_t;
 
 /* Create (format) a heap of `bytes` with `narenas` arenas; aborts on failure.
- * As the runtime formats one: its first chunks carved in the block cache. */
+ * As the runtime formats one: its chunks fresh (device/fresh.c). */
 void fixture_heap_init(fixture_heap_t *f, size_t bytes, unsigned narenas);
-/* The same without the carve: the whole pool in the tree (for tests of the
+/* The same without fresh chunks: the whole pool in the tree (for tests of the
  * tree's own behaviour). */
 void fixture_heap_init_tree(fixture_heap_t *f, size_t bytes, unsigned narenas);
 void fixture_heap_fini(fixture_heap_t *f);

@@ -56,6 +56,11 @@ CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
   check_range(d, n);
   return CUDA_SUCCESS;
 }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) {
+  FAULT();
+  check_range(d, n * 4);
+  return CUDA_SUCCESS;
+}
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *src, size_t n, CUstream s) {
   FAULT();
   check_range(d, n);

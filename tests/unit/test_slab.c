@@ -540,43 +540,69 @@ static void test_cached_chunks_reclaimed_for_large(void **st) {
 }
 
 /* When the tree is full, an arena takes free slots that another arena holds. */
-/* A fresh heap keeps its first chunks carved in the block cache: a bin's
- * grow takes one with a ring operation, the tree keeps the rest whole, and a
- * block larger than what the tree holds gets the carved chunks back merged. */
-static void test_fresh_heap_carve(void **st) {
+/* A fresh fixed heap hands out its chunks in order (fresh.c): a bin's
+ * grow takes the next ones, a run of adjacent chunks with one counter; the
+ * tree holds none of them until a request needs it, and then the fresh
+ * chunks left go to it merged into whole blocks, so a block of most of the
+ * pool can be had. A chunk taken fresh goes back to the tree by the
+ * ordinary free. */
+static void test_fresh_chunks(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 16 * MiB, 2);
   dm_heap_t *h = f.h;
-  uint32_t carved = (uint32_t)dm_heap_carve_chunks(&f.L);
-  assert_true(carved >= 2 && carved <= h->nchunks / 2 && (carved & (carved - 1)) == 0);
-  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved);
+  uint64_t n = h->nchunks;
+  assert_true(n >= 64);
+  assert_int_equal(h->fresh_end, n);
+  assert_int_equal(dm_fresh_count(h), n);
+  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), 0);
   assert_true(dm_heap_is_whole(h));
   fixture_assert_consistent(&f);
   void *p = dm_malloc(h, 64, 16);
   assert_non_null(p);
-  uint32_t idx = (uint32_t)((uint64_t)((char *)p - h->buddy.base) >> DM_CHUNK_SHIFT);
-  assert_true(idx < carved); /* a carved chunk */
-  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved - 1);
+  assert_int_equal((uint64_t)((char *)p - h->buddy.base) >> DM_CHUNK_SHIFT, 0); /* the first chunk */
+  assert_int_equal(dm_fresh_count(h), n - 1);
   fixture_assert_consistent(&f);
-  /* a bin's runs (1, 2, 4 chunks) come from the ring too, chunk by chunk */
+  /* a 4 KiB bin's grows take runs of 1, 2 and 4 chunks, in order */
   uint32_t big4 = (uint32_t)dm_class_of(4096, 16), cap4 = h->classes[big4].cap;
   void *r[7 * 31];
   assert_int_equal(cap4, 31);
   for (uint32_t i = 0; i < 7 * cap4; i++) assert_non_null(r[i] = dm_malloc(h, 4096, 16));
-  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), carved - 8);
+  assert_int_equal(dm_fresh_count(h), n - 8);
   assert_int_equal(h->hstats->footprint, 8 * DM_CHUNK_BYTES);
+  for (uint32_t i = 0; i < 7 * cap4; i++) {
+    uint64_t c = (uint64_t)((char *)r[i] - h->buddy.base) >> DM_CHUNK_SHIFT;
+    assert_true(c >= 1 && c < 8);
+  }
   fixture_assert_consistent(&f);
   for (uint32_t i = 0; i < 7 * cap4; i++) assert_int_equal(dm_free(h, r[i]), DM_FREE_OK);
-  /* the one block of twice the carve's size (the pool holds less than
-   * four times it) covers the carve: the cache is flushed into it */
-  uint64_t big = 2 * (uint64_t)carved * DM_CHUNK_BYTES;
-  assert_true(big <= h->buddy.pool_bytes && 2 * big > h->buddy.pool_bytes);
-  assert_int_equal(dm_free(h, p), DM_FREE_OK); /* its chunk stays with its bin, empty */
+  /* a block of a quarter of the pool or more: the tree gets the fresh
+   * chunks left, merged into whole blocks, and serves it at once */
+  uint64_t big = 1;
+  while (4 * big <= h->buddy.pool_bytes) big *= 2;
+  assert_true(big >= 4 * DM_CHUNK_BYTES);
   void *q = dm_malloc(h, big, 16);
   assert_non_null(q);
-  assert_int_equal(dm_bcache_count(h, DM_CHUNK_ORDER), 0);
+  uint64_t qoff = (uint64_t)((char *)q - h->buddy.base);
+  assert_true(qoff % big == 0 && qoff >= 8 * DM_CHUNK_BYTES);
+  assert_int_equal(dm_fresh_count(h), 0);
+  assert_int_equal(h->hstats->footprint, 8 * DM_CHUNK_BYTES + big);
   fixture_assert_consistent(&f);
+  /* fresh chunks are gone: the next grow's chunk comes from the tree */
+  void *s = dm_malloc(h, 2048, 16);
+  assert_non_null(s);
+  uint64_t soff = (uint64_t)((char *)s - h->buddy.base);
+  assert_true(soff >= 8 * DM_CHUNK_BYTES && (soff < qoff || soff >= qoff + big));
+  fixture_assert_consistent(&f);
+  assert_int_equal(dm_free(h, s), DM_FREE_OK);
+  assert_int_equal(dm_free(h, p), DM_FREE_OK); /* its chunk stays with its bin, empty */
   assert_int_equal(dm_free(h, q), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  /* a block of the whole pool: the reclaim pass gives the bins' empty
+   * chunks (taken fresh) back to the tree, which merges them */
+  void *all = dm_malloc(h, h->buddy.pool_bytes, 16);
+  if ((h->buddy.pool_bytes & (h->buddy.pool_bytes - 1)) == 0) assert_ptr_equal(all, h->buddy.base);
+  if (all) assert_int_equal(dm_free(h, all), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
   fixture_heap_fini(&f);
@@ -748,7 +774,7 @@ int main(void) {
       cmocka_unit_test(test_grant_fast),
       cmocka_unit_test(test_grant_fast_next),
       cmocka_unit_test(test_ways),
-      cmocka_unit_test(test_fresh_heap_carve),
+      cmocka_unit_test(test_fresh_chunks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
