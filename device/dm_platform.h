@@ -29,6 +29,7 @@
  *   dm_exch32_release   exchange, a release likewise
  *   dm_pause()          back-off inside spin loops
  *   dm_pause_ns(ns)     a longer back-off (about ns nanoseconds on the GPU)
+ *   dm_now_ns()         a clock in nanoseconds (%globaltimer; CLOCK_MONOTONIC)
  *   dm_rand()           cheap per-thread pseudo-random 32-bit value
  *   dm_arena_hint(k)    index of the caller's arena (SM id x k + warp slot / thread)
  *   dm_ctz64/dm_popc64/dm_clz64  bit helpers
@@ -86,6 +87,11 @@ static DM_INLINE uint32_t dm_exch32_release(uint32_t *p, uint32_t v) {
 }
 static DM_INLINE void dm_pause(void) { __nanosleep(64); }
 static DM_INLINE void dm_pause_ns(uint32_t ns) { __nanosleep(ns); }
+static DM_INLINE uint64_t dm_now_ns(void) {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 static DM_INLINE uint32_t dm_smid(void) {
   uint32_t id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
@@ -110,6 +116,7 @@ static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
 #else
 /* ---------------------------------------------------------------- host --- */
 #include <sched.h>
+#include <time.h>
 #define DM_FN
 #define DM_INLINE inline
 #define DM_COLD
@@ -148,6 +155,11 @@ static inline uint64_t dm_and64_release(uint64_t *p, uint64_t v) { return __atom
 static inline uint32_t dm_exch32_release(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, DM_SC); }
 static inline void dm_pause(void) { sched_yield(); }
 static inline void dm_pause_ns(uint32_t ns) { (void)ns; sched_yield(); }
+static inline uint64_t dm_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */
 uint32_t dm_host_arena_hint(void); /* host_prim.c: stable per-thread index */
 static inline uint32_t dm_rand(void) { return dm_host_rand(); }

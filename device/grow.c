@@ -37,21 +37,6 @@
  */
 #include "dm_internal.h"
 
-#if defined(__CUDACC__)
-static DM_INLINE uint64_t now_ns(void) {
-  uint64_t t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-#else
-#include <time.h>
-static inline uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-#endif
-
 static DM_INLINE void grow_lock(dm_grow_t *g) {
   while (dm_cas32(&g->lock, 0u, 1u) != 0u) dm_pause();
   dm_fence();
@@ -157,7 +142,7 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
   ask_host(h, tgt);
   if (!dm_load64(&x->alive)) return 0;
   dm_add64(&g->waits, 1);
-  uint64_t t0 = now_ns();
+  uint64_t t0 = dm_now_ns();
   uint32_t ns = 256;
   int poller = 0;
   for (uint32_t k = 1;; k++) {
@@ -184,7 +169,7 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
     /* a stop is about the top it was seen at; an older one is ignored */
     int stop = (seen & SEEN_STOP) && (seen & ~SEEN_STOP) == r;
     int more = !(seen & SEEN_STOP) && seen > r;
-    if (stop || more || now_ns() - t0 > h->grow_wait_ns) {
+    if (stop || more || dm_now_ns() - t0 > h->grow_wait_ns) {
       if (poller) dm_store32(&g->poller, 0u);
       if (more) return 1;
       break;

@@ -482,19 +482,38 @@ static DM_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap
 }
 
 /* The tree is full: take free slots that other arenas hold. Returns the
- * units taken (0: none anywhere). */
+ * units taken (0: none anywhere). When no arena has any but some bin of
+ * the class expects units (a grow under way: its chunks are taken and are
+ * being formatted), wait for them and look again, home arena included, for
+ * at most DM_STEAL_WAIT_NS; a full heap, where no grow is under way, says
+ * NULL at once. Requests that all grew at once took every chunk of a
+ * 256 MiB heap for 64 MiB of 1 KiB blocks, and the ones that found the
+ * chunks gone got NULL while the others' chunks were still on their way
+ * (H100, under compute-sanitizer). */
 static DM_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
-  uint32_t got = 0;
-  while (!got && rv->tries < h->narenas) {
-    uint32_t a = (rv->home + rv->tries) % h->narenas;
-    rv->tries++;
-    got = dm_sem_try_take(&bin_at(h, a, rv->cls)->sem, n, 1);
-    if (got) {
-      rv->arena = a;
-      rv->units = got;
+  uint32_t got = 0, ns = 256;
+  uint64_t t0 = 0;
+  for (;;) {
+    int coming = 0;
+    while (!got && rv->tries < h->narenas) {
+      uint32_t a = (rv->home + rv->tries) % h->narenas;
+      dm_sem_t *s = &bin_at(h, a, rv->cls)->sem;
+      rv->tries++;
+      got = dm_sem_try_take(s, n, 1);
+      if (got) {
+        rv->arena = a;
+        rv->units = got;
+      } else if (dm_sem_expected(s)) {
+        coming = 1;
+      }
     }
+    if (got || !coming) return got;
+    if (!t0) t0 = dm_now_ns();
+    else if (dm_now_ns() - t0 > DM_STEAL_WAIT_NS) return 0;
+    rv->tries = 0; /* the home arena too */
+    dm_pause_ns(ns);
+    if (ns < 4096) ns *= 2;
   }
-  return got;
 }
 
 /* dm_slab_grant's common case, for a reservation just initialised: the

@@ -608,6 +608,51 @@ static void test_fresh_chunks(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* A request that finds the tree full and no free slot in any arena looks
+ * again while another arena's bin of its class expects units (a grow under
+ * way), and gives up when none come (bounded: NULL, not a hang); the
+ * expectation it waited on is left alone. With the expectation retired, a
+ * full heap answers NULL at once. */
+static void test_steal_waits_for_grows(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 2 * MiB, 2);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(64, 16);
+  enum { MAX = 40000 };
+  char **p = calloc(MAX, sizeof *p);
+  uint32_t n = 0;
+  for (;;) { /* arena 0 takes everything */
+    dm_resv_t rv;
+    dm_resv_init(&rv, 0, cls);
+    dm_grant_t g = dm_slab_grant(h, &rv, 1);
+    if (!g.bits) break;
+    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+  }
+  assert_true(n > 1000);
+  dm_sem_t *s0 = &h->bins[0 * DM_NUM_CLASSES + cls].sem;
+  assert_int_equal(dm_sem_value(s0), 0);
+  /* arena 0's bin announces a grow of one chunk's units, as a request does */
+  uint32_t cap = h->classes[cls].cap;
+  assert_int_equal(dm_sem_wait(s0, 1, cap), DM_SEM_GROW);
+  assert_int_equal(dm_sem_expected(s0), cap - 1);
+  dm_resv_t rv;
+  dm_resv_init(&rv, 1, cls);
+  uint64_t t0 = dm_now_ns();
+  dm_grant_t g = dm_slab_grant(h, &rv, 1); /* waits for the units, none come */
+  assert_int_equal(g.bits, 0);
+  assert_true(dm_now_ns() - t0 >= DM_STEAL_WAIT_NS); /* it did wait */
+  assert_int_equal(dm_sem_expected(s0), cap - 1);
+  dm_sem_signal(s0, 0, cap - 1); /* the grow failed: its expectation retired */
+  dm_resv_init(&rv, 1, cls);
+  g = dm_slab_grant(h, &rv, 1);
+  assert_int_equal(g.bits, 0);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  free(p);
+  fixture_heap_fini(&f);
+}
+
 static void test_stealing(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 2 * MiB, 2);
@@ -775,6 +820,7 @@ int main(void) {
       cmocka_unit_test(test_grant_fast_next),
       cmocka_unit_test(test_ways),
       cmocka_unit_test(test_fresh_chunks),
+      cmocka_unit_test(test_steal_waits_for_grows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
