@@ -33,7 +33,8 @@
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
 #define DM_LARGE_RETRIES   6u    /* a large request retried while blocks are on their way */
 #define DM_ADMIT_WAITS     24u   /* a tree request waits this often for the requests ahead of it */
-#define DM_STEAL_WAIT_NS   2000000u /* a slab request of a full tree waits this long for chunks on their way (slab.c) */
+#define DM_STEAL_SWEEPS    4u    /* a slab request of a full tree looks this often for free slots in other arenas (slab.c) */
+#define DM_STEAL_WAIT_NS   20000000u /* and waits at most this long for chunks on their way */
 #define DM_LIVE_PEND       0x40000000u /* chunk `live` flag: on its way's re-list stack */
 #define DM_LIVE_WAY_SHIFT  24u   /* chunk `live` bits 24..26: the way of its bin that lists it */
 #define DM_LIVE_USED       0x00ffffffu /* chunk `live` bits 0..23: slots claimed or pinned */

@@ -482,18 +482,19 @@ static DM_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap
 }
 
 /* The tree is full: take free slots that other arenas hold. Returns the
- * units taken (0: none anywhere). When no arena has any but some bin of
- * the class expects units (a grow under way: its chunks are taken and are
- * being formatted), wait for them and look again, home arena included, for
- * at most DM_STEAL_WAIT_NS; a full heap, where no grow is under way, says
- * NULL at once. Requests that all grew at once took every chunk of a
- * 256 MiB heap for 64 MiB of 1 KiB blocks, and the ones that found the
+ * units taken (0: none anywhere). When no arena has any, look again,
+ * home arena included, DM_STEAL_SWEEPS times (frees under way give units
+ * back), and for as long as some bin of the class expects units (a grow
+ * under way: its chunks are taken and being formatted), for at most
+ * DM_STEAL_WAIT_NS; a full heap, where no grow is under way, says NULL
+ * after those few sweeps. Requests that all grew at once took every chunk
+ * of a 256 MiB heap for 64 MiB of 1 KiB blocks, and the ones that found the
  * chunks gone got NULL while the others' chunks were still on their way
- * (H100, under compute-sanitizer). */
+ * (H100 and H200, under compute-sanitizer). */
 static DM_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   uint32_t got = 0, ns = 256;
   uint64_t t0 = 0;
-  for (;;) {
+  for (uint32_t sweep = 1;; sweep++) {
     int coming = 0;
     while (!got && rv->tries < h->narenas) {
       uint32_t a = (rv->home + rv->tries) % h->narenas;
@@ -507,7 +508,7 @@ static DM_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
         coming = 1;
       }
     }
-    if (got || !coming) return got;
+    if (got || (!coming && sweep >= DM_STEAL_SWEEPS)) return got;
     if (!t0) t0 = dm_now_ns();
     else if (dm_now_ns() - t0 > DM_STEAL_WAIT_NS) return 0;
     rv->tries = 0; /* the home arena too */
