@@ -608,6 +608,20 @@ static void test_fresh_chunks(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* Arena `arena` takes slots of class cls one at a time until the heap has
+ * none (at most max, into p). Returns how many it took. */
+static uint32_t take_all(dm_heap_t *h, uint32_t arena, uint32_t cls, char **p, uint32_t max) {
+  uint32_t n = 0;
+  while (n < max) {
+    dm_resv_t rv;
+    dm_resv_init(&rv, arena, cls);
+    dm_grant_t g = dm_slab_grant(h, &rv, 1);
+    if (!g.bits) break;
+    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+  }
+  return n;
+}
+
 /* A request that finds the tree full and no free slot in any arena looks
  * again while another arena's bin of its class expects units (a grow under
  * way), and gives up when none come (bounded: NULL, not a hang); the
@@ -620,14 +634,7 @@ static void test_steal_waits_for_grows(void **st) {
   uint32_t cls = (uint32_t)dm_class_of(64, 16);
   enum { MAX = 40000 };
   char **p = calloc(MAX, sizeof *p);
-  uint32_t n = 0;
-  for (;;) { /* arena 0 takes everything */
-    dm_resv_t rv;
-    dm_resv_init(&rv, 0, cls);
-    dm_grant_t g = dm_slab_grant(h, &rv, 1);
-    if (!g.bits) break;
-    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  }
+  uint32_t n = take_all(h, 0, cls, p, MAX); /* arena 0 takes everything */
   assert_true(n > 1000);
   dm_sem_t *s0 = &h->bins[0 * DM_NUM_CLASSES + cls].sem;
   assert_int_equal(dm_sem_value(s0), 0);
@@ -660,14 +667,7 @@ static void test_stealing(void **st) {
   uint32_t cls = (uint32_t)dm_class_of(64, 16);
   enum { MAX = 40000 };
   char **p = calloc(MAX, sizeof *p);
-  uint32_t n = 0;
-  for (;;) { /* arena 0 takes everything */
-    dm_resv_t rv;
-    dm_resv_init(&rv, 0, cls);
-    dm_grant_t g = dm_slab_grant(h, &rv, 1);
-    if (!g.bits) break;
-    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
-  }
+  uint32_t n = take_all(h, 0, cls, p, MAX); /* arena 0 takes everything */
   assert_true(n > 1000);
   for (uint32_t i = 0; i < n; i += 2) {
     dm_free(h, p[i]);
