@@ -61,12 +61,6 @@ static void check_covered(const dm_buddy_t *b, uint64_t i, report_t *r) {
   }
 }
 
-/* Fresh chunks left (fresh.c's count; check.c links without the core). */
-static uint64_t fresh_left(const dm_heap_t *h) {
-  uint64_t next = h->fresh_end ? h->fresh->next : 0;
-  return next < h->fresh_end ? h->fresh_end - next : 0;
-}
-
 /* What the walk counts: AVAIL nodes per order, CACHED nodes per order that
  * the block cache should hold, and fresh chunks (fresh.c: CACHED chunk
  * nodes from the fresh counter on). */
@@ -187,7 +181,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   k.fresh_from = h->fresh_end ? h->fresh->next : 0;
   check_node(&h->buddy, 1, &k, &r);
   check_cache(h, k.cached, &r);
-  if (k.fresh != fresh_left(h)) fail(&r, "fresh chunks disagree with the fresh counter", k.fresh);
+  if (k.fresh != dm_fresh_count(h)) fail(&r, "fresh chunks disagree with the fresh counter", k.fresh);
   if (h->grow) { /* granules not given to the tree are held by the grower: plain BUSY */
     uint64_t rel = h->grow->released;
     if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES) fail(&r, "released is not a granule boundary in the pool", rel);
@@ -238,7 +232,7 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
     free_bytes += (uint64_t)dm_semw_c(h->buddy.sem[o].w) << (o + DM_LEAF_SHIFT);
   for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) /* cached blocks are free */
     free_bytes += (uint64_t)h->bcache[o].items << (o + DM_LEAF_SHIFT);
-  free_bytes += fresh_left(h) << DM_CHUNK_SHIFT; /* and fresh chunks */
+  free_bytes += dm_fresh_count(h) << DM_CHUNK_SHIFT; /* and fresh chunks */
   if (free_bytes != h->buddy.pool_bytes) {
     if (why) snprintf(why, whylen, "%llu KiB of the pool held outside slab chunks",
                       (unsigned long long)((h->buddy.pool_bytes - free_bytes) >> 10));

@@ -57,8 +57,3 @@ DM_COLD int dm_fresh_release(dm_heap_t *h) {
   }
   return 1;
 }
-
-DM_FN uint64_t dm_fresh_count(const dm_heap_t *h) {
-  uint64_t end = h->fresh_end, next = h->fresh_end ? dm_load64(&h->fresh->next) : 0;
-  return next < end ? end - next : 0;
-}
