@@ -22,7 +22,6 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <stdarg.h>
-#include <time.h>
 #include "options/options.h"
 #include "options/log.h"
 #include "image/image.h"
@@ -30,13 +29,6 @@
 #include "devmalloc.h"
 
 #define DM_HIDDEN __attribute__((visibility("hidden")))
-
-/* Milliseconds on the monotonic clock, for the durations verbose lines give. */
-static inline double dm_clock_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 #define DM_EXPORT __attribute__((visibility("default")))
 
 /* ---- hooks.c : the hook table generated from hooks.def -------------------- */

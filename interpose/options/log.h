@@ -7,6 +7,7 @@
 #ifndef DM_LOG_H
 #define DM_LOG_H
 #include <stddef.h>
+#include <time.h>
 #include "options.h"
 
 enum { DM_LOG_WARN = 0, DM_LOG_INFO = 1, DM_LOG_DEBUG = 2 };
@@ -17,5 +18,11 @@ int  dm_log_fd(void);
 /* Point the log where o->log says (stderr when unset or refused), at o->verbose;
  * dm_options() does it once, tests again. */
 void dm_log_open(const dm_options_t *o);
+/* Milliseconds on the monotonic clock, for the durations messages give. */
+static inline double dm_clock_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 #endif

@@ -136,13 +136,6 @@ static void relink_init(void)
     }
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* What the module says about device malloc, from ELF entries or PTX. */
 typedef struct {
     int have;            /* 1: some source of truth was read */
@@ -271,7 +264,7 @@ static char *devmalloc_ptx_for(unsigned arch, size_t *len)
 static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key_t *key,
                         const void **out, size_t *out_size, char *note, size_t notelen)
 {
-    double t0 = now_ms();
+    double t0 = dm_clock_ms();
     void *img;
     size_t sz;
     if (!cache || dm_cache_get(cache, key, &img, &sz, note, notelen) != 1)
@@ -279,7 +272,7 @@ static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key
     event(DM_OBS_CACHE_HIT, label);
     if (opts.verbose)
         dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
-            "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, now_ms() - t0, sz);
+            "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, dm_clock_ms() - t0, sz);
     *out = img;
     *out_size = sz;
     return 1;
@@ -292,7 +285,7 @@ static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned
                           const dm_cache_key_t *key, const char *note,
                           const void **out, size_t *out_size, char *why, size_t whylen)
 {
-    double t0 = now_ms();
+    double t0 = dm_clock_ms();
     if (cache)
         event(DM_OBS_CACHE_MISS, label);
     size_t dlen = DM_PTX_LEN;
@@ -307,7 +300,7 @@ static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned
     free(dptx);
     if (linked < 0)
         return 0;
-    double jit_ms = now_ms() - t0;
+    double jit_ms = dm_clock_ms() - t0;
     const char *cached = "cache off";
     int show_note = cache && note[0] && strcmp(note, "cache miss") != 0;
     char cwhy[256] = "";
