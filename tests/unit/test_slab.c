@@ -4,6 +4,7 @@
 #include "test_common.h"
 #include "chunk.h"
 #include <pthread.h>
+#include <unistd.h>
 
 #define MiB (1ull << 20)
 
@@ -217,6 +218,47 @@ static void test_grant_fast_next(void **st) {
   assert_int_equal(b->way0.hint, cchunk + 1);
   assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
   p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
+/* While another caller searches a way (its lock is taken), a pin that finds
+ * the hint and the chunk after it full takes a chunk with room from the
+ * way's re-list stack instead of waiting for that search: after a free
+ * kernel the chunks that got room back are all there. Before, the caller
+ * waited for the lock (here it would wait for good: alarm). One way (300
+ * arenas), so that the list is the bin's. */
+static void test_pin_from_stack_while_searched(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 300);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  dm_bin_t *b = bin_at(h, dm_heap_arena(h), cls);
+  dm_way_t *w = &b->way0;
+  void *p[7 * 64];
+  uint32_t n = 0;
+  for (; n < 7 * cap; n++) p[n] = dm_malloc(h, 4096, 16); /* runs of 1, 2 and 4 chunks, full */
+  assert_int_equal(b->held, 7);
+  assert_int_equal(dm_sem_value(&b->sem), 0);
+  uint32_t a = (uint32_t)((uint64_t)((char *)p[0] - h->buddy.base) >> DM_CHUNK_SHIFT);
+  uint32_t hint = w->hint, after = h->chunks[hint - 1].next;
+  assert_int_equal(live_used(h->chunks[hint - 1].live), cap); /* the walk meets full chunks */
+  assert_true(after == 0 || live_used(h->chunks[after - 1].live) == cap);
+  assert_int_not_equal(after, a + 1);
+  assert_int_equal(dm_free(h, p[0]), DM_FREE_OK); /* room in the first chunk: queued */
+  assert_int_equal(w->pending, a + 1);
+  alarm(30);
+  way_lock(w); /* another caller searches */
+  p[0] = dm_malloc(h, 4096, 16);
+  way_unlock(w);
+  alarm(0);
+  assert_non_null(p[0]);
+  assert_int_equal((uint64_t)((char *)p[0] - h->buddy.base) >> DM_CHUNK_SHIFT, a);
+  assert_int_equal(w->hint, a + 1);    /* the way's next warps start there */
+  assert_int_equal(w->pending, a + 1); /* still queued: the next search lists it */
+  assert_int_equal(b->held, 7);        /* no new chunk */
   for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(h));
@@ -818,6 +860,7 @@ int main(void) {
       cmocka_unit_test(test_slots_never_dispatch_as_large),
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
+      cmocka_unit_test(test_pin_from_stack_while_searched),
       cmocka_unit_test(test_stealing),
       cmocka_unit_test(test_grant_fast),
       cmocka_unit_test(test_grant_fast_next),
