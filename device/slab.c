@@ -47,7 +47,8 @@
  * Locking: a way's lock (spin) protects its list of non-full chunks and the
  * prev/next/listed/way fields of its chunks; it is taken when the way's hint
  * runs dry (a search, which first drains the way's re-list stack into the
- * list; only if the lock is free: the others wait for the hint it sets), by
+ * list; only if the lock is free: the others pin from the stack, read
+ * without the lock, or wait for the hint it sets), by
  * the reclaim pass (reclaim.c) for each chunk it returns and by a bin that
  * adopts an empty chunk of another (the old way's lock, to unlist it,
  * released before the new way's lock is taken to list it) — never per

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# check_device_frames.sh FRAMES DEVICE_MK JIT_LINK_H — the device entry points
-# stay within their documented stack frames (docs/design.md, "Calling
-# convention"), and the register cap of the device library and of the
-# load-time re-link are the same number.
+# check_device_frames.sh FRAMES DEVICE_MK JIT_LINK_H PTX "ARCHS" — the device
+# entry points stay within their documented stack frames (docs/design.md,
+# "Calling convention"), the register cap of the device library and of the
+# load-time re-link are the same number, and devmalloc's PTX compiled at
+# that cap (what the re-link does, with the toolkit's ptxas standing in for
+# the driver's) gives malloc and free the frames of the library, for each
+# architecture the library is built for (FRAMES lists them in that order).
 set -u
-frames=$1 mk=$2 hdr=$3
+frames=$1 mk=$2 hdr=$3 ptx=$4 archs=$5
 MALLOC_FRAME_MAX=128 # bytes; malloc's own frame (all but the common path out of line)
 FREE_FRAME_MAX=96
 fail=0
@@ -27,4 +30,22 @@ if [ -z "$mk_cap" ] || [ "$mk_cap" != "$h_cap" ]; then
 else
   echo "ok: register cap $mk_cap in the build and the re-link"
 fi
+ptxas=$(command -v ptxas || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas")
+frame_fields() { sed -E 's/.* ([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores.*/\1 \2/'; }
+frame_of() { grep -A1 -E "properties for $1\$" | grep 'bytes stack frame' | frame_fields; } # ptxas -v
+i=0
+for a in $archs; do
+  i=$((i + 1))
+  jit=$("$ptxas" -arch=sm_$a -maxrregcount="$mk_cap" -c -v "$ptx" -o /dev/null 2>&1) ||
+    { echo "FAIL: ptxas of $ptx for sm_$a failed"; fail=1; continue; }
+  for fn in malloc free; do
+    lib=$(grep -E "device entry $fn[[:space:]]" "$frames" | frame_fields | sed -n "${i}p")
+    got=$(echo "$jit" | frame_of "$fn")
+    if [ -z "$lib" ] || [ "$got" != "$lib" ]; then
+      echo "FAIL: $fn on sm_$a: re-linked PTX frame/spills '$got', library '$lib'"; fail=1
+    else
+      echo "ok: $fn on sm_$a: re-linked PTX frame and spills as the library's ($lib bytes)"
+    fi
+  done
+done
 exit $fail
