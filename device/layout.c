@@ -59,16 +59,19 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
  * arena counts were measured (more arenas ran faster, fewer stranded less);
  * it is a constant so that the finer classes leave every heap the arenas it
  * had rather than fewer.
- * A heap with room for at least half of the per-SM arenas gets all of them:
- * a warp's arena is its SM's slot modulo the count (heap.c), and with 455
- * arenas for 528 slots (4 GiB, 132 SMs) the warps of 19 SMs shared their
- * bins with those of 18 others, twice the traffic of the rest, and set the
- * pace: all 528 made a 4 GiB heap's 256 B alloc 1.31x, 1 KiB alloc (32768
- * threads) 1.40x, 8 KiB pair 1.62x faster (H200). */
+ * A heap with room for at least three quarters of the per-SM arenas gets
+ * all of them (54 chunks or more per arena): a warp's arena is its SM's
+ * slot modulo the count (heap.c), and with 455 arenas for 528 slots (4 GiB,
+ * 132 SMs) the warps of 19 SMs shared their bins with those of 18 others,
+ * twice the traffic of the rest, and set the pace: all 528 made a 4 GiB
+ * heap's 256 B alloc 1.31x, 1 KiB alloc (32768 threads) 1.40x, 8 KiB pair
+ * 1.62x faster (H200). Not from half: a 2.3 GiB heap would then have as
+ * many bins as 0.86 of its chunks (31 classes x 528), where the divisor
+ * keeps that to 0.43. */
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms) {
   uint64_t most = (uint64_t)(sms ? sms : 1) * DM_ARENAS_PER_SM;
   uint64_t fit = (heap_bytes >> DM_CHUNK_SHIFT) / DM_ARENA_CHUNKS;
-  uint64_t n = fit * 2 >= most ? most : fit;
+  uint64_t n = fit * 4 >= most * 3 ? most : fit;
   if (n > DM_MAX_ARENAS) n = DM_MAX_ARENAS;
   return n ? (uint32_t)n : 1u;
 }

@@ -545,13 +545,14 @@ static void test_no_adoption_below_half(void **st) {
 }
 
 /* Arenas: DM_ARENAS_PER_SM per SM, fewer in a heap of less than 72 chunks
- * per arena unless it has room for half of them; the counts do not follow
- * the number of classes. */
+ * per arena unless it has room for three quarters of them; the counts do
+ * not follow the number of classes. */
 static void test_arena_count_follows_heap_size(void **st) {
   assert_int_equal(dm_arenas_for(8ull << 30, 132), 132 * DM_ARENAS_PER_SM);
-  assert_int_equal(dm_arenas_for(4ull << 30, 132), 132 * DM_ARENAS_PER_SM); /* 455 fit: at least half */
-  assert_int_equal(dm_arenas_for(2ull << 30, 132), 227);   /* 16384 chunks / 72, under half of 528 */
-  assert_int_equal(dm_arenas_for(2400ull << 20, 132), 132 * DM_ARENAS_PER_SM); /* 266 fit */
+  assert_int_equal(dm_arenas_for(4ull << 30, 132), 132 * DM_ARENAS_PER_SM); /* 455 fit: 3/4 of 528 */
+  assert_int_equal(dm_arenas_for(3600ull << 20, 132), 132 * DM_ARENAS_PER_SM); /* 400 fit */
+  assert_int_equal(dm_arenas_for(3500ull << 20, 132), 388);  /* 28000 chunks / 72, under 3/4 of 528 */
+  assert_int_equal(dm_arenas_for(2ull << 30, 132), 227);   /* 16384 chunks / 72 */
   assert_int_equal(dm_arenas_for(256ull << 20, 132), 28);  /* 2048 chunks / 72 */
   assert_int_equal(dm_arenas_for(64ull << 20, 132), 7);
   assert_int_equal(dm_arenas_for(1ull << 20, 132), 1);
