@@ -12,12 +12,14 @@ MALLOC_FRAME_MAX=128 # bytes; malloc's own frame (all but the common path out of
 FREE_FRAME_MAX=96
 fail=0
 [ -s "$frames" ] || { echo "FAIL: $frames is empty (no ptxas -v output)"; exit 1; }
+# "frame spill-stores" from a ptxas -v figure
+frame_fields() { sed -E 's/.* ([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores.*/\1 \2/'; }
 check() { # name max
   local n=0
   while read -r bytes; do
     n=$((n + 1))
     if [ "$bytes" -gt "$2" ]; then echo "FAIL: $1 stack frame $bytes bytes > $2"; fail=1; fi
-  done < <(grep -E "device entry $1[[:space:]]" "$frames" | sed -E 's/.*[[:space:]]([0-9]+) bytes stack frame.*/\1/')
+  done < <(grep -E "device entry $1[[:space:]]" "$frames" | frame_fields | cut -d' ' -f1)
   [ "$n" -gt 0 ] || { echo "FAIL: no ptxas figures for $1"; fail=1; }
   echo "ok: $1 frame <= $2 bytes ($n architectures)"
 }
@@ -31,7 +33,6 @@ else
   echo "ok: register cap $mk_cap in the build and the re-link"
 fi
 ptxas=$(command -v ptxas || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas")
-frame_fields() { sed -E 's/.* ([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores.*/\1 \2/'; }
 frame_of() { grep -A1 -E "properties for $1\$" | grep 'bytes stack frame' | frame_fields; } # ptxas -v
 i=0
 for a in $archs; do

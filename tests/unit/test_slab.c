@@ -668,6 +668,18 @@ static uint32_t take_all(dm_heap_t *h, uint32_t arena, uint32_t cls, char **p, u
   return n;
 }
 
+/* A 2 MiB heap of 2 arenas whose arena 0 took every 64 B slot there is:
+ * their pointers (calloc'd, the caller frees the array), *n of them. */
+enum { FULL_MAX = 40000 };
+static char **arena0_takes_all(fixture_heap_t *f, uint32_t *cls, uint32_t *n) {
+  fixture_heap_init(f, 2 * MiB, 2);
+  *cls = (uint32_t)dm_class_of(64, 16);
+  char **p = calloc(FULL_MAX, sizeof *p);
+  *n = take_all(f->h, 0, *cls, p, FULL_MAX);
+  assert_true(*n > 1000);
+  return p;
+}
+
 /* A request that finds the tree full and no free slot in any arena looks
  * again while another arena's bin of its class expects units (a grow under
  * way), and gives up when none come (bounded: NULL, not a hang); the
@@ -675,13 +687,9 @@ static uint32_t take_all(dm_heap_t *h, uint32_t arena, uint32_t cls, char **p, u
  * full heap answers NULL at once. */
 static void test_steal_waits_for_grows(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 2 * MiB, 2);
+  uint32_t cls, n;
+  char **p = arena0_takes_all(&f, &cls, &n);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(64, 16);
-  enum { MAX = 40000 };
-  char **p = calloc(MAX, sizeof *p);
-  uint32_t n = take_all(h, 0, cls, p, MAX); /* arena 0 takes everything */
-  assert_true(n > 1000);
   dm_sem_t *s0 = &h->bins[0 * DM_NUM_CLASSES + cls].sem;
   assert_int_equal(dm_sem_value(s0), 0);
   /* arena 0's bin announces a grow of one chunk's units, as a request does */
@@ -708,13 +716,9 @@ static void test_steal_waits_for_grows(void **st) {
 
 static void test_stealing(void **st) {
   fixture_heap_t f;
-  fixture_heap_init(&f, 2 * MiB, 2);
+  uint32_t cls, n;
+  char **p = arena0_takes_all(&f, &cls, &n);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(64, 16);
-  enum { MAX = 40000 };
-  char **p = calloc(MAX, sizeof *p);
-  uint32_t n = take_all(h, 0, cls, p, MAX); /* arena 0 takes everything */
-  assert_true(n > 1000);
   for (uint32_t i = 0; i < n; i += 2) {
     dm_free(h, p[i]);
     p[i] = NULL;
