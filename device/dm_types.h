@@ -43,6 +43,10 @@
 #define DM_BIN_WAYS        8u    /* most ways of a bin (slab.c, "Ways"); a power of two */
 #define DM_WAY_SLOTS       512u  /* warp slots a GPU is taken to have when a heap's ways are picked (layout.c) */
 #define DM_PIN_WALK        2u    /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
+#define DM_SHARE_ARENAS    8u    /* a small request of a bin without chunks is served by the first bin of this many arenas (slab.c: bin_share) */
+#define DM_SHARE_CHUNKS    8u    /* until that bin holds this many chunks */
+#define DM_SHARE_LANES     4u    /* requests of at most this many lanes */
+#define DM_SHARE_SIZE      512u  /* classes up to this size */
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */

@@ -1,6 +1,7 @@
 /* test_exhaust.c — fill a heap with one size until NULL comes back: it ends,
  * and utilization (bytes granted / heap bytes) is at least 90% for every
- * power of two from 16 B to 1 MiB. Prints the figures. Then frees all and
+ * power of two from 16 B to 1 MiB, and at least 80% for mixed sizes over
+ * many arenas. Prints the figures. Then frees all and
  * checks the heap is whole again; the "no room" answer of a full heap, and
  * admission by the bytes in flight. */
 #include "test_common.h"
@@ -49,6 +50,42 @@ static void test_utilization_odd_sizes(void **st) {
            (unsigned long long)n, 100 * u);
     assert_true(u > 0.5);
   }
+}
+
+/* Mixed sizes 16 .. 4096 B, one lane per request from 28 arenas in turn (a
+ * warp's 32 requests per arena), fill a 256 MiB heap to at least 80%: the
+ * small classes' requests share their group's first bin instead of taking a
+ * chunk in every arena (69% when each bin took its own). */
+static void test_utilization_mixed_sizes(void **st) {
+  const uint64_t heap = 256ull << 20;
+  const uint32_t narenas = 28;
+  fixture_heap_t f;
+  fixture_heap_init(&f, heap, narenas);
+  uint64_t cap = heap / 16, n = 0, bytes = 0;
+  void **p = malloc(cap * sizeof *p);
+  uint32_t r = 17;
+  for (uint32_t fails = 0; fails < 256;) { /* until NULL comes back a few times */
+    r = r * 1664525u + 1013904223u;
+    uint32_t size = 16 + (r >> 8) % 4081, cls = (uint32_t)dm_class_of(size, 16);
+    dm_resv_t rv;
+    dm_resv_init(&rv, (uint32_t)(n / 32 % narenas), cls);
+    dm_grant_t g = dm_slab_grant(f.h, &rv, 1);
+    if (!g.bits) {
+      fails++;
+      continue;
+    }
+    assert_true(n < cap);
+    p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
+    bytes += size;
+  }
+  double u = (double)bytes / (double)heap;
+  printf("  mixed 16..4096 B, %u arenas: %llu blocks  %5.1f%%\n", narenas, (unsigned long long)n, 100 * u);
+  if (u < 0.80) fail_msg("mixed-size utilization %.1f%% < 80%%", 100 * u);
+  for (uint64_t i = 0; i < n; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  free(p);
+  fixture_heap_fini(&f);
 }
 
 /* The answer a warp whose run failed asks for before it asks lane by lane:
@@ -125,6 +162,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utilization_powers_of_two),
       cmocka_unit_test(test_utilization_odd_sizes),
+      cmocka_unit_test(test_utilization_mixed_sizes),
       cmocka_unit_test(test_no_room_answer),
       cmocka_unit_test(test_admission_never_refuses_on_flight_alone),
   };

@@ -1,6 +1,7 @@
 /* test_slab.c — size classes, chunk geometry, bin bookkeeping, stealing
- * between arenas, empty chunks adopted by other bins, the fast grant, and
- * free dispatch by alignment. */
+ * between arenas, empty chunks adopted by other bins, small requests served
+ * by their group's first bin, the fast grant, and free dispatch by
+ * alignment. */
 #include "test_common.h"
 #include "chunk.h"
 #include <pthread.h>
@@ -752,6 +753,65 @@ static void test_stealing(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* n slots of class cls for arena `arena` (a warp of n lanes), into out. */
+static void grant_lanes(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t n, char **out) {
+  dm_resv_t rv;
+  dm_resv_init(&rv, arena, cls);
+  for (uint32_t got = 0; got < n;) {
+    dm_grant_t g = dm_slab_grant(h, &rv, n - got);
+    assert_true(g.bits != 0);
+    for (uint64_t bits = g.bits; bits; bits &= bits - 1) out[got++] = dm_grant_slot(g, dm_ctz64(bits));
+  }
+}
+
+static uint32_t arena_of(const dm_heap_t *h, const void *p) {
+  return tag_arena((uint32_t)(h->chunks[chunk_of(h, p)].live >> 32));
+}
+
+/* Requests of a few lanes for a small class, from arenas whose bins hold no
+ * chunk, are served by the first bin of their group of DM_SHARE_ARENAS
+ * arenas until it holds DM_SHARE_CHUNKS chunks; after that each arena's bin
+ * takes chunks of its own. A warp's worth of lanes, or a class above
+ * DM_SHARE_SIZE, takes its own at once. */
+static void test_small_requests_share_a_bin(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 64 * MiB, 2 * DM_SHARE_ARENAS);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(64, 16), cap = h->classes[cls].cap;
+  enum { MAX = 40000 };
+  char **p = calloc(MAX, sizeof *p);
+  uint32_t n = 0;
+  for (uint32_t a = 0; a < 2 * DM_SHARE_ARENAS; a++) { /* one lane each: the group's first bin */
+    grant_lanes(h, a, cls, 1, p + n);
+    assert_int_equal(arena_of(h, p[n++]), a & ~(DM_SHARE_ARENAS - 1u));
+    assert_int_equal(bin_at(h, a, cls)->held, a % DM_SHARE_ARENAS == 0);
+  }
+  grant_lanes(h, 3, cls, 32, p + n); /* a warp's worth: arena 3's own bin */
+  for (uint32_t i = 0; i < 32; i++) assert_int_equal(arena_of(h, p[n + i]), 3);
+  n += 32;
+  assert_int_equal(bin_at(h, 3, cls)->held, 1);
+  uint32_t big = (uint32_t)dm_class_of(1024, 16); /* above DM_SHARE_SIZE: its own bin */
+  grant_lanes(h, 5, big, 1, p + n);
+  assert_int_equal(arena_of(h, p[n++]), 5);
+  /* demand: arena 1's one-lane requests grow arena 0's bin, until it holds
+   * DM_SHARE_CHUNKS chunks */
+  while (bin_at(h, 0, cls)->held < DM_SHARE_CHUNKS) {
+    assert_true(n < MAX);
+    grant_lanes(h, 1, cls, 1, p + n);
+    assert_int_equal(arena_of(h, p[n++]), 0);
+  }
+  assert_true(n > (DM_SHARE_CHUNKS - 1) * cap);
+  assert_int_equal(bin_at(h, 1, cls)->held, 0);
+  grant_lanes(h, 2, cls, 1, p + n); /* then arena 2 takes a chunk of its own */
+  assert_int_equal(arena_of(h, p[n++]), 2);
+  assert_int_equal(bin_at(h, 2, cls)->held, 1);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  free(p);
+  fixture_heap_fini(&f);
+}
+
 /* The fast grant (the GPU malloc's common path) and dm_slab_grant going on
  * from what it leaves. It takes nothing when the bin has too few units,
  * when a waiter is reserved on the semaphore, or for more slots than a chunk
@@ -872,6 +932,7 @@ int main(void) {
       cmocka_unit_test(test_ways),
       cmocka_unit_test(test_fresh_chunks),
       cmocka_unit_test(test_steal_waits_for_grows),
+      cmocka_unit_test(test_small_requests_share_a_bin),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
