@@ -2,7 +2,9 @@
  * dm_suite.cu — the device module's GPU tests (device malloc/free on
  * the GPU). A program relinked with devmalloc (-rdc), heap from
  * devmalloc_cuda_init(). Prints PASS/FAIL lines (tests/gpu/run.sh format).
- *   dm_suite [--quick]    --quick: reduced sizes (for compute-sanitizer)
+ *   dm_suite [--quick | --mixed-fill]
+ *   --quick: reduced sizes (for compute-sanitizer); --mixed-fill: only the
+ *   fill of mixed sizes until NULL, on a fresh 256 MiB heap
  */
 #include <cstdarg>
 #include <cstdio>
@@ -295,6 +297,50 @@ static void test_exhaustion(size_t size, size_t threads) {
   CK(cudaFree(slots));
 }
 
+/* Mixed sizes 16 .. 4096 B until NULL on a fresh heap (--mixed-fill, a heap
+ * of 256 MiB): each thread draws its own sizes, so a warp asks for a few
+ * lanes of each class at a time. At least 85% of the heap is granted (a
+ * small class's requests share a bin until it holds a few chunks, instead
+ * of taking a chunk in every arena), and the heap is whole after free. */
+__device__ uint32_t mix32(uint32_t x) {
+  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+  return x;
+}
+__global__ void k_exhaust_mixed(void **slots, unsigned long long cap, unsigned long long *next,
+                                unsigned long long *bytes) {
+  uint32_t r = mix32((uint32_t)(blockIdx.x * blockDim.x + threadIdx.x) + 17u);
+  for (;;) {
+    r = mix32(r);
+    size_t size = 16 + r % 4081;
+    void *p = malloc(size);
+    if (!p) return;
+    unsigned long long i = atomicAdd(next, 1ull);
+    if (i >= cap) { free(p); return; }
+    slots[i] = p;
+    atomicAdd(bytes, (unsigned long long)size);
+  }
+}
+
+static void test_exhaustion_mixed(size_t threads) {
+  unsigned long long cap = heap_bytes / 16 + 1024;
+  void **slots;
+  CK(cudaMalloc(&slots, cap * sizeof(void *)));
+  counters[0] = counters[1] = 0;
+  k_exhaust_mixed<<<blocks_for(threads), 256>>>(slots, cap, &counters[0], &counters[1]);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  unsigned long long got = counters[0] < cap ? counters[0] : cap;
+  double util = (double)counters[1] / heap_bytes;
+  k_free<<<blocks_for(got), 256>>>(slots, got);
+  CK(cudaDeviceSynchronize());
+  char why[200] = "";
+  bool whole = heap_whole(why, sizeof why);
+  report(whole && got < cap && util >= 0.85, "exhaustion_mixed_16_4096_fresh_heap",
+         "%llu blocks, utilization %.1f%% of a %zu MiB heap, whole after free: %s %s", got,
+         100 * util, heap_bytes >> 20, whole ? "yes" : "no", why);
+  CK(cudaFree(slots));
+}
+
 /* Double free and foreign free are detected, counted, and harmless. */
 __device__ int some_global;
 __global__ void k_misuse(void *foreign_dev) {
@@ -354,7 +400,8 @@ static void test_stats_and_whole() {
 
 int main(int argc, char **argv) {
   quick = argc > 1 && !strcmp(argv[1], "--quick");
-  heap_bytes = quick ? (256ull << 20) : (4ull << 30);
+  bool mixed_fill = argc > 1 && !strcmp(argv[1], "--mixed-fill");
+  heap_bytes = quick || mixed_fill ? (256ull << 20) : (4ull << 30);
   cudaEvent_t a, b;
   CK(cudaFree(0));
   cudaEventCreate(&a);
@@ -369,6 +416,10 @@ int main(int argc, char **argv) {
   if (e != cudaSuccess) return 1;
   heap = devmalloc_cuda_heap();
   CK(cudaMallocManaged(&counters, 4 * sizeof *counters));
+  if (mixed_fill) {
+    test_exhaustion_mixed(65536);
+    return failures ? 1 : 0;
+  }
   test_sizes();
   verify_after("aligned");
   test_mixed(0);
