@@ -47,7 +47,7 @@
 #define DM_SHARE_CHUNKS    8u    /* until that bin holds this many chunks */
 #define DM_SHARE_LANES     4u    /* requests of at most this many lanes */
 #define DM_SHARE_SIZE      512u  /* classes up to this size */
-#define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for an empty one to adopt, per grow */
+#define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for empty ones to adopt, per grow */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */

@@ -374,31 +374,34 @@ static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, 
   dm_sem_signal(&b->sem, k * cap - n, expected);
 }
 
-/* Adopt an empty chunk that another bin keeps (any arena, any class) for the
- * home bin, keeping n slots of it: look at the next DM_ADOPT_SCAN chunks from
- * a shared cursor (each grow its own range) for one whose count is 0, and
- * take it the way a reclaim pass releases one (chunk_unbin: its bin's units,
- * then under its way's lock, the only way lock held, the CAS of `live` from
- * exactly tag << 32 to 0); then format it for the home bin and list it. The
- * footprint does not change: the chunk stays held, with no tree operation.
- * Returns 1 with *g set, 0 when the range held no empty chunk. */
-static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t way,
+/* Adopt up to k empty chunks that other bins keep (any arena, any class) for
+ * the home bin, keeping n slots of the first: look at the next DM_ADOPT_SCAN
+ * chunks from a shared cursor (each grow its own range) for ones whose count
+ * is 0, and take each the way a reclaim pass releases one (chunk_unbin: its
+ * bin's units, then under its way's lock, the only way lock held, the CAS of
+ * `live` from exactly tag << 32 to 0); then format them for the home bin and
+ * list them. The footprint does not change: the chunks stay held, with no
+ * tree operation. Returns 1 with *g set, 0 when the range held no empty
+ * chunk. */
+static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t way,
                               uint32_t expected, dm_grant_t *g) {
   uint64_t nchunks = dm_reclaim_span(h);
   if (!nchunks) return 0;
+  uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0;
   uint64_t start = dm_add64(&h->hstats->adopt_next, DM_ADOPT_SCAN) % nchunks;
-  for (uint64_t j = 0; j < DM_ADOPT_SCAN && j < nchunks; j++) {
-    uint32_t idx = (uint32_t)((start + j) % nchunks);
-    uint64_t v = dm_load64(&h->chunks[idx].live);
+  for (uint64_t j = 0; j < DM_ADOPT_SCAN && j < nchunks && got < k; j++) {
+    uint32_t c = (uint32_t)((start + j) % nchunks);
+    uint64_t v = dm_load64(&h->chunks[c].live);
     uint32_t tag = (uint32_t)(v >> 32);
     if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
-    if (!chunk_unbin(h, idx, tag)) continue; /* in use again, or soon (its units are taken) */
-    *g = chunk_format(h, idx, rv->arena, rv->cls, way, n);
-    bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, way, &idx, 1, n,
-                   h->classes[rv->cls].cap, expected);
-    return 1;
+    if (!chunk_unbin(h, c, tag)) continue; /* in use again, or soon (its units are taken) */
+    idx[got++] = c;
   }
-  return 0;
+  if (!got) return 0;
+  *g = chunk_format(h, idx[0], rv->arena, rv->cls, way, n);
+  bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, way, idx, got, n,
+                 h->classes[rv->cls].cap, expected);
+  return 1;
 }
 
 /* The run of a bin's grow after `grows` grows: 1, 2, 4, then 8 chunks
@@ -434,12 +437,19 @@ static DM_INLINE int past_half(const dm_heap_t *h) {
  * fresh 4 GiB heap's 2 KiB, 3000 B and 4 KiB alloc rows 3-4x slower and
  * mixed utilization 2 points lower, H200.)
  * Beyond half, when chunks emptied since the last reclaim pass (the heap's
- * mark), a bin first adopts an empty chunk that another bin keeps
+ * mark), a bin first adopts empty chunks that other bins keep
  * (resv_adopt): after one workload freed its blocks, the chunks its bins
  * kept held half the pool, and the next workload's bins took their chunks
  * one per tree operation and then through reclaim passes that returned
  * thousands of chunks to the tree one by one (1 KiB allocation after the
  * smaller sizes in one process ran 7x slower than on a fresh heap, H200).
+ * It adopts its run, but at most one chunk per way: one at a time, a
+ * 64 MiB heap's 256 B bins (7 arenas of 8 ways) held just the chunks a pass
+ * needs, every pass filled them to the last slots, and warps searched the
+ * other ways for them; with a chunk per way that row ran 1.37x faster, the
+ * 4 GiB heap's (one way per bin) unchanged (H200). Larger runs of adopted
+ * chunks (up to the bin's run of 4) made the 4 GiB 2 and 4 KiB rows 0.87x
+ * and 0.71x in the bench's order.
  * k: the run the caller announced to the semaphore (grow_run), 0: decided
  * here; `expected`: the units its wait announced, retired by the signal. */
 static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
@@ -449,9 +459,10 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
   uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
   uint32_t way = grows & h->way_mask; /* the bin's grows take the ways in turn */
   if (!k) k = grow_run_rule(grows);
-  if (past_half(h)) {
+  if (past_half(h)) { /* empty chunks that bins keep, up to one per way; the tree one at a time */
+    uint32_t run = k < h->way_mask + 1 ? k : h->way_mask + 1;
     k = 1;
-    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, way, expected, g)) return 1;
+    if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, run, way, expected, g)) return 1;
   }
   /* a fresh heap's chunks first (one fetch-add for the run), then freed
    * chunk-sized blocks the block cache keeps (a ring operation each) */

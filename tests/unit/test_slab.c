@@ -443,8 +443,9 @@ static void test_grow_runs(void **st) {
 /* A heap of one class that arena 0 filled and freed: its chunks are empty and
  * kept by arena 0, the tree has none, and more than half the pool is held.
  * Arena 1 then allocates the same class: it adopts arena 0's empty chunks
- * without a reclaim pass and without the footprint changing, and every slot
- * it gets lies in one of them. Then arena 0 adopts them back the same way,
+ * (in its runs, at most one chunk per way of the bin) without a reclaim pass
+ * and without the footprint changing, and every slot it gets lies in one of
+ * them. Then arena 0 adopts them back the same way,
  * for another class. */
 static void test_empty_chunks_adopted(void **st) {
   fixture_heap_t f;
@@ -488,7 +489,11 @@ static void test_empty_chunks_adopted(void **st) {
     uint32_t idx = (uint32_t)((uint64_t)(p[i] - h->buddy.base) >> DM_CHUNK_SHIFT);
     assert_true(was0[idx]); /* one of arena 0's former chunks */
     assert_int_equal((uint32_t)(h->chunks[idx].live >> 32), make_tag(1, cls));
+    /* the bin's runs, one chunk per way at most: 1, then 2 (8 ways here) */
+    if (i == 0) assert_int_equal(h->bins[DM_NUM_CLASSES + cls].held, 1);
+    if (i == cap) assert_int_equal(h->bins[DM_NUM_CLASSES + cls].held, 3);
   }
+  assert_int_equal(h->way_mask, 7);
   assert_int_equal(h->hstats->reclaim, gen); /* no reclaim pass ran */
   assert_int_equal(h->hstats->footprint, footprint);
   assert_int_equal(h->hstats->peak, footprint);
