@@ -449,7 +449,7 @@ static DM_INLINE int past_half(const dm_heap_t *h) {
  * other ways for them; with a chunk per way that row ran 1.37x faster, the
  * 4 GiB heap's (one way per bin) unchanged (H200). Larger runs of adopted
  * chunks (up to the bin's run of 4) made the 4 GiB 2 and 4 KiB rows 0.87x
- * and 0.71x in the bench's order.
+ * and 0.71x in the bench's order (H100).
  * k: the run the caller announced to the semaphore (grow_run), 0: decided
  * here; `expected`: the units its wait announced, retired by the signal. */
 static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
