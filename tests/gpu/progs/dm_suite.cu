@@ -255,28 +255,41 @@ static void test_new_delete() {
   report(counters[1] == 0, "device_new_delete", "errors %llu", counters[1]);
 }
 
-/* Exhaustion: every thread allocates until NULL; then everything is freed. */
-__global__ void k_exhaust(void **slots, unsigned long long cap, unsigned long long *next, size_t size) {
+/* Exhaustion: every thread allocates until NULL; then everything is freed.
+ * size 0: sizes of 16 .. 4096 B that each thread draws on its own (a warp
+ * asks for a few lanes of each class at a time), their bytes summed. */
+__global__ void k_exhaust(void **slots, unsigned long long cap, unsigned long long *next,
+                          unsigned long long *bytes, size_t size) {
+  uint32_t r = hash32((uint32_t)(blockIdx.x * blockDim.x + threadIdx.x) + 17u);
   for (;;) {
-    void *p = malloc(size);
+    size_t s = size;
+    if (!size) {
+      r = hash32(r);
+      s = 16 + r % 4081;
+    }
+    void *p = malloc(s);
     if (!p) return;
     unsigned long long i = atomicAdd(next, 1ull);
     if (i >= cap) { free(p); return; }
     slots[i] = p;
+    if (!size) atomicAdd(bytes, (unsigned long long)s);
   }
 }
 
+/* size 0: mixed sizes (--mixed-fill, on a fresh 256 MiB heap): the small
+ * classes' requests share a bin until it holds a few chunks instead of
+ * taking a chunk in every arena, so at least 85% is granted there too. */
 static void test_exhaustion(size_t size, size_t threads) {
-  unsigned long long cap = heap_bytes / size + 1024;
+  unsigned long long cap = heap_bytes / (size ? size : 16) + 1024;
   void **slots;
   CK(cudaMalloc(&slots, cap * sizeof(void *)));
-  counters[0] = 0;
+  counters[0] = counters[1] = 0;
   devmalloc_stats_t before = stats();
   cudaEvent_t a, b;
   cudaEventCreate(&a);
   cudaEventCreate(&b);
   cudaEventRecord(a);
-  k_exhaust<<<blocks_for(threads), 256>>>(slots, cap, &counters[0], size);
+  k_exhaust<<<blocks_for(threads), 256>>>(slots, cap, &counters[0], &counters[1], size);
   cudaEventRecord(b);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize()); /* it ended: it did not hang */
@@ -288,56 +301,13 @@ static void test_exhaustion(size_t size, size_t threads) {
   CK(cudaDeviceSynchronize());
   char why[200] = "";
   bool whole = heap_whole(why, sizeof why);
-  double util = (double)got * size / heap_bytes;
+  double util = (double)(size ? got * size : counters[1]) / heap_bytes;
   char name[64];
-  snprintf(name, sizeof name, "exhaustion_%zuB", size);
+  if (size) snprintf(name, sizeof name, "exhaustion_%zuB", size);
+  else snprintf(name, sizeof name, "exhaustion_mixed_16_4096_fresh_heap");
   report(whole && got < cap && mid.failures > before.failures && util >= 0.85, name,
-         "%llu blocks, utilization %.1f%% of the heap, ended in %.1f ms, whole after free: %s %s", got,
-         100 * util, ms, whole ? "yes" : "no", why);
-  CK(cudaFree(slots));
-}
-
-/* Mixed sizes 16 .. 4096 B until NULL on a fresh heap (--mixed-fill, a heap
- * of 256 MiB): each thread draws its own sizes, so a warp asks for a few
- * lanes of each class at a time. At least 85% of the heap is granted (a
- * small class's requests share a bin until it holds a few chunks, instead
- * of taking a chunk in every arena), and the heap is whole after free. */
-__device__ uint32_t mix32(uint32_t x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-  return x;
-}
-__global__ void k_exhaust_mixed(void **slots, unsigned long long cap, unsigned long long *next,
-                                unsigned long long *bytes) {
-  uint32_t r = mix32((uint32_t)(blockIdx.x * blockDim.x + threadIdx.x) + 17u);
-  for (;;) {
-    r = mix32(r);
-    size_t size = 16 + r % 4081;
-    void *p = malloc(size);
-    if (!p) return;
-    unsigned long long i = atomicAdd(next, 1ull);
-    if (i >= cap) { free(p); return; }
-    slots[i] = p;
-    atomicAdd(bytes, (unsigned long long)size);
-  }
-}
-
-static void test_exhaustion_mixed(size_t threads) {
-  unsigned long long cap = heap_bytes / 16 + 1024;
-  void **slots;
-  CK(cudaMalloc(&slots, cap * sizeof(void *)));
-  counters[0] = counters[1] = 0;
-  k_exhaust_mixed<<<blocks_for(threads), 256>>>(slots, cap, &counters[0], &counters[1]);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
-  unsigned long long got = counters[0] < cap ? counters[0] : cap;
-  double util = (double)counters[1] / heap_bytes;
-  k_free<<<blocks_for(got), 256>>>(slots, got);
-  CK(cudaDeviceSynchronize());
-  char why[200] = "";
-  bool whole = heap_whole(why, sizeof why);
-  report(whole && got < cap && util >= 0.85, "exhaustion_mixed_16_4096_fresh_heap",
-         "%llu blocks, utilization %.1f%% of a %zu MiB heap, whole after free: %s %s", got,
-         100 * util, heap_bytes >> 20, whole ? "yes" : "no", why);
+         "%llu blocks, utilization %.1f%% of a %zu MiB heap, ended in %.1f ms, whole after free: %s %s",
+         got, 100 * util, heap_bytes >> 20, ms, whole ? "yes" : "no", why);
   CK(cudaFree(slots));
 }
 
@@ -417,7 +387,7 @@ int main(int argc, char **argv) {
   heap = devmalloc_cuda_heap();
   CK(cudaMallocManaged(&counters, 4 * sizeof *counters));
   if (mixed_fill) {
-    test_exhaustion_mixed(65536);
+    test_exhaustion(0, 65536);
     return failures ? 1 : 0;
   }
   test_sizes();
