@@ -185,6 +185,11 @@ static void test_min_block(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* The chunk index of a slab pointer. */
+static uint32_t chunk_of(const dm_heap_t *h, const void *p) {
+  return (uint32_t)((uint64_t)((const char *)p - h->buddy.base) >> DM_CHUNK_SHIFT);
+}
+
 /* The calling thread's way of bin b (as slab.c picks it). */
 static dm_way_t *my_way(const dm_heap_t *h, dm_bin_t *b) {
   return bin_way(h, b, bin_way_index(h));
@@ -243,7 +248,7 @@ static void test_pin_from_stack_while_searched(void **st) {
   for (; n < 7 * cap; n++) p[n] = dm_malloc(h, 4096, 16); /* runs of 1, 2 and 4 chunks, full */
   assert_int_equal(b->held, 7);
   assert_int_equal(dm_sem_value(&b->sem), 0);
-  uint32_t a = (uint32_t)((uint64_t)((char *)p[0] - h->buddy.base) >> DM_CHUNK_SHIFT);
+  uint32_t a = chunk_of(h, p[0]);
   uint32_t hint = w->hint, after = h->chunks[hint - 1].next;
   assert_int_equal(live_used(h->chunks[hint - 1].live), cap); /* the walk meets full chunks */
   assert_true(after == 0 || live_used(h->chunks[after - 1].live) == cap);
@@ -256,7 +261,7 @@ static void test_pin_from_stack_while_searched(void **st) {
   way_unlock(w);
   alarm(0);
   assert_non_null(p[0]);
-  assert_int_equal((uint64_t)((char *)p[0] - h->buddy.base) >> DM_CHUNK_SHIFT, a);
+  assert_int_equal(chunk_of(h, p[0]), a);
   assert_int_equal(w->hint, a + 1);    /* the way's next warps start there */
   assert_int_equal(w->pending, a + 1); /* still queued: the next search lists it */
   assert_int_equal(b->held, 7);        /* no new chunk */
@@ -296,9 +301,6 @@ static void ways_other(ways_job_t *j, uint32_t not) {
   assert_int_equal(pthread_create(&t, NULL, ways_job, j), 0);
   assert_int_equal(pthread_join(t, NULL), 0);
   assert_int_not_equal(j->way, not);
-}
-static uint32_t chunk_of(const dm_heap_t *h, const void *p) {
-  return (uint32_t)((uint64_t)((const char *)p - h->buddy.base) >> DM_CHUNK_SHIFT);
 }
 static void test_ways(void **st) {
   fixture_heap_t f;
