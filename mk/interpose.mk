@@ -17,10 +17,10 @@ SHIM_DIR      := $(BUILD)/interpose
 # The shim's own sources, by folder (the re-link and the pool come as parts).
 OPTIONS_SRCS  := $(addprefix interpose/options/,options.c options_obs.c process.c)
 SHIM_SRCS     := $(addprefix interpose/driver/,array.c bind.c ctxtab.c dlsym.c driver.c \
-                   elf_lazy.c graphs.c hook_ctx.c hook_graph.c hook_launch.c hook_load.c \
+                   elf_lazy.c graphs.c hook_ctx.c hook_graph.c hook_launch.c hook_load.c jit_ahead.c \
                    hook_mem.c hook_procaddr.c hook_sync.c hooks.c fork.c limit.c owners.c \
                    parts.c real.c real_dlsym.c state.c trace.c trace_timer.c) \
-                 $(addprefix interpose/image/,image_bound.c image_scan.c) \
+                 $(addprefix interpose/image/,image_bound.c image_scan.c exe_fatbins.c) \
                  $(addprefix interpose/observe/,nvtx.c stats_rec.c) \
                  $(OPTIONS_SRCS)
 SHIM_OBJS     := $(patsubst %.c,$(SHIM_DIR)/%.o,$(notdir $(SHIM_SRCS))) $(SHIM_DIR)/dlsym_entry.o
@@ -88,10 +88,13 @@ $(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/parts.o,$(SHIM_OBJS)) | $(SHIM_TDIR)/
 	rm -f $@ && ar rcs $@ $^
 SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
+# A program's registration of a fatbin, as nvcc emits it (the fatbin search).
+FX_REGISTERED_FATBIN := $(BUILD)/relink/fixtures/malloc_default.fatbin
+FX_REGISTERED := tests/fixtures/fx_registered.c -DFX_FATBIN='"$(FX_REGISTERED_FATBIN)"'
 SHIM_TESTS := options hooks shim_core observe log lifecycle stock_notice
 SHIM_TEST_BINS := $(SHIM_TESTS:%=$(SHIM_TDIR)/test_%)
-$(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats_canon.py $(SHIM_TEST_LIB) $(SHIM_HDRS)
-	$(CC) $(SHIM_TEST_CFLAGS) $< -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
+$(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats_canon.py $(SHIM_TEST_LIB) $(SHIM_HDRS) tests/fixtures/fx_registered.c $(FX_REGISTERED_FATBIN)
+	$(CC) $(SHIM_TEST_CFLAGS) $< $(FX_REGISTERED) -o $@ $(SHIM_TEST_LIB) -lcmocka -ldl -lpthread -lm
 
 # The shim's logic tests again under ASan/UBSan and under TSan: the shim's
 # objects (but parts.o) compiled with the sanitizer, in one build per tool.
@@ -101,16 +104,16 @@ $(SHIM_TDIR)/test_%: tests/unit/test_%.c tests/unit/shim_fake.h tests/unit/stats
 SHIM_TEST_SRCS := $(filter-out interpose/driver/parts.c interpose/driver/dlsym.c,$(SHIM_SRCS))
 SHIM_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SHIM_SAN_tsan := -fsanitize=thread
-$(SHIM_TDIR)/test_shim_core_%: tests/unit/test_shim_core.c tests/unit/shim_fake.h $(SHIM_TEST_SRCS) interpose/driver/dlsym.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+$(SHIM_TDIR)/test_shim_core_%: tests/unit/test_shim_core.c tests/unit/shim_fake.h $(SHIM_TEST_SRCS) interpose/driver/dlsym.c $(SHIM_HDRS) tests/fixtures/fx_registered.c $(FX_REGISTERED_FATBIN) | $(SHIM_TDIR)/.dir
 	$(CC) $(SHIM_TEST_CFLAGS) -O1 -Ddlsym=dm_test_dlsym -c interpose/driver/dlsym.c -o $@-dlsym.o
-	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SHIM_SAN_$*) $< $(SHIM_TEST_SRCS) $@-dlsym.o -o $@ \
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SHIM_SAN_$*) $< $(SHIM_TEST_SRCS) $(FX_REGISTERED) $@-dlsym.o -o $@ \
 	  -lcmocka -ldl -lpthread -lm
 SHIM_TEST_BINS += $(SHIM_TDIR)/test_shim_core_asan $(SHIM_TDIR)/test_shim_core_tsan
 
 # The pre-scan alone, from source, under ASan and UBSan (hostile unsized images).
-IMAGE_SCAN_SRCS := interpose/image/image_bound.c interpose/image/image_scan.c
-$(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
-	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< $(IMAGE_SCAN_SRCS) -o $@ -lcmocka
+IMAGE_SCAN_SRCS := interpose/image/image_bound.c interpose/image/image_scan.c interpose/image/exe_fatbins.c
+$(SHIM_TDIR)/test_image_bound: tests/unit/test_image_bound.c $(IMAGE_SCAN_SRCS) $(SHIM_HDRS) tests/fixtures/fx_registered.c $(FX_REGISTERED_FATBIN) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< $(IMAGE_SCAN_SRCS) $(FX_REGISTERED) -o $@ -lcmocka
 SHIM_TEST_BINS += $(SHIM_TDIR)/test_image_bound
 # The lifecycle test dlopens the shim itself.
 $(SHIM_TDIR)/test_lifecycle: $(SHIM)

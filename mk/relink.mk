@@ -15,7 +15,8 @@ RELINK_READER_SRCS := interpose/image/fatbin.c interpose/image/decompress.c \
                       interpose/image/cubin_elf.c interpose/image/ptx_scan.c \
                       interpose/relink/sha256.c interpose/relink/crc32c.c interpose/relink/cache.c \
                       interpose/relink/cache_dir.c
-RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c
+RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c \
+               interpose/relink/ahead.c
 RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
 # Link the archive with these. zstd and lz4 are static and must stay hidden

@@ -11,8 +11,8 @@
  * device's memory is the stock driver's to answer and is not recorded when it
  * refuses it.
  *
- * May call: bind.c, ctxtab.c, owners.c, driver.c, state.c, the parts'
- * tables (dm_pool_ops), options/.
+ * May call: bind.c, ctxtab.c, owners.c, driver.c, state.c, jit_ahead.c, the
+ * parts' tables (dm_pool_ops), options/.
  *
  * Locking: the context table's (ctxtab.c) and the owner lock (owners.c),
  * never both here at once; the driver call runs unlocked.
@@ -102,9 +102,13 @@ CUresult dm_h_ctx_destroy(dm_pfn_cuCtxDestroy_v2 real, CUcontext ctx) {
   return real(ctx);
 }
 
+/* The first retain also reads the program's re-linked images ahead
+ * (jit_ahead.c), while the driver creates the context. */
 CUresult dm_h_primary_retain(dm_pfn_cuDevicePrimaryCtxRetain real, CUcontext *pctx,
                              CUdevice dev) {
+  int ahead = dm_jit_ahead_begin(dev);
   CUresult r = real(pctx, dev);
+  if (ahead) dm_jit_ahead_end();
   if (r == CUDA_SUCCESS && pctx) dm_ctx_primary_retained(dev, *pctx);
   return r;
 }

@@ -36,7 +36,8 @@ static const dm_heap_ops_t g_heap_ops = {
 };
 const dm_heap_ops_t *dm_heap_ops = &g_heap_ops;
 
-static const dm_relink_ops_t g_relink_ops = {dm_relink_sized, dm_relink_file, dm_relink_free};
+static const dm_relink_ops_t g_relink_ops = {dm_relink_sized, dm_relink_file, dm_relink_free,
+                                             dm_relink_read_ahead};
 const dm_relink_ops_t *dm_relink_ops = &g_relink_ops;
 
 static const dm_pool_ops_t g_pool_ops = {

@@ -109,6 +109,14 @@ void *(*dm_dlsym_resolve(void))(void *, const char *);
 /* 1 when libelf.so.1 could be loaded (loads it on first call). */
 int dm_elf_available(void);
 
+/* ---- jit_ahead.c : re-linked images read while the first context is made -- */
+/* Start reading the executable's re-linked images for device dev from the
+ * cache in a thread: 1 when started (the caller then calls
+ * dm_jit_ahead_end), 0 when off or started before. */
+int  dm_jit_ahead_begin(CUdevice dev);
+/* Wait for that thread. */
+void dm_jit_ahead_end(void);
+
 /* ---- state.c : process-wide switches ------------------------------------ */
 extern __thread int dm_tls_busy;
 /* 1 when hooks must pass straight through (DEVMALLOC_DISABLE or reentry). */
@@ -188,6 +196,7 @@ typedef struct dm_relink_ops {
                size_t *out_size, char *why, size_t whylen);
   int (*file)(const char *path, const void **out, size_t *out_size, char *why, size_t whylen);
   void (*release)(const void *image);
+  int (*read_ahead)(const void *body, size_t len, int dev, char *why, size_t whylen);
 } dm_relink_ops_t;
 extern const dm_relink_ops_t *dm_relink_ops;
 /* The host pool behind cuMemAlloc/cuMemFree (pool/pool_hooks.h, pool_glue.h). */

@@ -28,4 +28,10 @@ dm_has_t dm_image_has_devmalloc(const void *image);
 /* Size of an image in memory (dm_image_bound), 0 if unknown. */
 size_t   dm_image_size(const void *image);
 
+/* ---- exe_fatbins.c : the program's own fatbins -------------------------- */
+/* The fatbins the executable registers with the CUDA runtime (the pointers
+ * the runtime will load), at most max, in out[]; returns how many (0: none,
+ * or the executable could not be read). */
+size_t dm_exe_fatbins(const void **out, size_t max);
+
 #endif

@@ -141,6 +141,21 @@ static void read_driver_id(char *buf, size_t len)
     fclose(f);
 }
 
+int dm_jit_target_of(int dev, dm_jit_target_t *t, char *why, size_t whylen)
+{
+    memset(t, 0, sizeof *t);
+    int rc = drv_ready(why, whylen);
+    if (rc < 0)
+        return rc;
+    CUresult r;
+    if ((r = drv.dev_get_attr(&t->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
+        (r = drv.dev_get_attr(&t->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) ||
+        (r = drv.driver_version(&t->driver_version)))
+        return dm_fail(-EIO, why, whylen, "device query failed (%s)", err_name(r));
+    read_driver_id(t->driver_id, sizeof t->driver_id);
+    return 0;
+}
+
 int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
 {
     memset(t, 0, sizeof *t);
@@ -157,12 +172,7 @@ int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
         r = CUDA_SUCCESS;
     if (r != CUDA_SUCCESS)
         return dm_fail(-EIO, why, whylen, "no current context (%s)", err_name(r));
-    if ((r = drv.dev_get_attr(&t->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
-        (r = drv.dev_get_attr(&t->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) ||
-        (r = drv.driver_version(&t->driver_version)))
-        return dm_fail(-EIO, why, whylen, "device query failed (%s)", err_name(r));
-    read_driver_id(t->driver_id, sizeof t->driver_id);
-    return 0;
+    return dm_jit_target_of(dev, t, why, whylen);
 }
 
 /* First line of the JIT error log, for the one-line reason. */

@@ -29,6 +29,8 @@ typedef struct {
 } dm_jit_target_t;
 
 int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen);
+/* The same for device ordinal `dev` (a CUdevice), current or not. */
+int dm_jit_target_of(int dev, dm_jit_target_t *t, char *why, size_t whylen);
 
 /* Register cap for devmalloc's own PTX (mk/device.mk, DEVICE_MAXRREG: keep
  * equal). Code that calls the built-in malloc/free keeps live values in

@@ -36,6 +36,7 @@
 #include "image/decompress.h"
 #include "image/fatbin.h"
 #include "jit_link.h"
+#include "ahead.h"
 #include "observe/obs_event.h"
 #include "options/log.h"
 #include "options/options.h"
@@ -262,14 +263,15 @@ static char *devmalloc_ptx_for(unsigned arch, size_t *len)
 /* The cached image for ptx under `key`, if the cache has one (1, *out set);
  * else 0, and `note` may say why an entry was not used. */
 static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key_t *key,
-                        const void **out, size_t *out_size, char *note, size_t notelen)
+                        int ahead, const void **out, size_t *out_size, char *note, size_t notelen)
 {
     double t0 = dm_clock_ms();
     void *img;
     size_t sz;
     if (!cache || dm_cache_get(cache, key, &img, &sz, note, notelen) != 1)
         return 0;
-    event(DM_OBS_CACHE_HIT, label);
+    if (!ahead) /* read ahead: counted and told when the load takes it */
+        event(DM_OBS_CACHE_HIT, label);
     if (opts.verbose)
         dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
             "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, dm_clock_ms() - t0, sz);
@@ -315,8 +317,9 @@ static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned
     return 1;
 }
 
+/* ahead: only what the cache holds (dm_relink_read_ahead), never a link */
 static int relink_ptx_text(const char *label, const char *ptx, size_t n,
-                           unsigned arch, alloc_use_t *u, const dm_jit_target_t *t,
+                           unsigned arch, alloc_use_t *u, const dm_jit_target_t *t, int ahead,
                            const void **out, size_t *out_size, char *why, size_t whylen)
 {
     char note[PATH_MAX + 160] = "";
@@ -324,7 +327,7 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
     int looked = u->have && cache;
     if (looked) { /* the ELF's verdict is in: the cache first (header comment) */
         make_key(ptx, n, t, &key);
-        if (fetch_cached(label, arch, &key, out, out_size, note, sizeof note))
+        if (fetch_cached(label, arch, &key, ahead, out, out_size, note, sizeof note))
             return 1;
     }
     use_from_ptx(ptx, n, u);
@@ -335,14 +338,17 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
                        label, u->source);
     if (!looked) {
         make_key(ptx, n, t, &key);
-        if (fetch_cached(label, arch, &key, out, out_size, note, sizeof note))
+        if (fetch_cached(label, arch, &key, ahead, out, out_size, note, sizeof note))
             return 1;
     }
+    if (ahead)
+        return dm_fail(0, why, whylen, "%s: not in the cache (%s)", label,
+                       note[0] ? note : "cache miss");
     return link_and_cache(label, ptx, n, arch, &key, note, out, out_size, why, whylen);
 }
 
 static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
-                         const dm_jit_target_t *t, const void **out,
+                         const dm_jit_target_t *t, int ahead, const void **out,
                          size_t *out_size, char *why, size_t whylen)
 {
     unsigned cc = (unsigned)(t->cc_major * 10 + t->cc_minor);
@@ -369,7 +375,7 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
     size_t n;
     if (dm_fb_entry_load(&pk.ptx, &ptx, &n, ewhy, sizeof ewhy) < 0)
         return dm_fail(0, why, whylen, "%s: compute_%u PTX: %s", label, pk.ptx.arch, ewhy);
-    int r = relink_ptx_text(label, (const char *)ptx, n, pk.ptx.arch, &u, t, out,
+    int r = relink_ptx_text(label, (const char *)ptx, n, pk.ptx.arch, &u, t, ahead, out,
                             out_size, why, whylen);
     free(ptx);
     return r;
@@ -378,8 +384,12 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
 /* Re-link an image for the current context's device. CUDA 12+ runtimes load
  * their libraries before any context exists (context-independent loading):
  * the target is then device 0, and only an actual link (a cache miss of a
- * module that calls malloc) runs in its primary context (jit_link.c). */
+ * module that calls malloc) runs in its primary context (jit_link.c).
+ * `ahead`: the target that dm_relink_read_ahead gives, and only a cache
+ * hit; NULL: a load's re-link, which first takes the image read ahead for
+ * this fatbin and target, if any (ahead.h). */
 static int relink_buffer(const void *image, size_t len, const char *label,
+                         const dm_jit_target_t *ahead,
                          const void **out, size_t *out_size, char *why, size_t whylen)
 {
     pthread_once(&once, relink_init);
@@ -407,8 +417,17 @@ static int relink_buffer(const void *image, size_t len, const char *label,
     }
 
     dm_jit_target_t t;
-    if (dm_jit_target(&t, ewhy, sizeof ewhy) < 0)
+    if (ahead)
+        t = *ahead;
+    else if (dm_jit_target(&t, ewhy, sizeof ewhy) < 0)
         return dm_fail(0, why, whylen, "%s: %s", label, ewhy);
+    else if (len && dm_ahead_take(image, len, &t, out, out_size)) {
+        event(DM_OBS_CACHE_HIT, label);
+        if (opts.verbose)
+            dm_log(DM_LOG_INFO, "jit: %s: re-linked with devmalloc (read from the cache ahead, "
+                   "%zu bytes)", label, *out_size);
+        return 1;
+    }
 
     if (kind == DM_IMG_PTX) {
         const char *p = image;
@@ -427,7 +446,8 @@ static int relink_buffer(const void *image, size_t len, const char *label,
             ended[n] = 0;
             p = ended;
         }
-        int r = relink_ptx_text(label, p, n, pi.target_sm, &u, &t, out, out_size, why, whylen);
+        int r = relink_ptx_text(label, p, n, pi.target_sm, &u, &t, ahead != NULL, out, out_size,
+                                why, whylen);
         free(ended);
         return r;
     }
@@ -452,7 +472,7 @@ static int relink_buffer(const void *image, size_t len, const char *label,
     }
     if (rc < 0)
         return dm_fail(0, why, whylen, "%s: corrupt fatbin: %s", label, ewhy);
-    return relink_fatbin(label, &fb, &t, out, out_size, why, whylen);
+    return relink_fatbin(label, &fb, &t, ahead != NULL, out, out_size, why, whylen);
 }
 
 int dm_relink_image(const void *image, const void **out, size_t *out_size,
@@ -460,7 +480,7 @@ int dm_relink_image(const void *image, const void **out, size_t *out_size,
 {
     char label[48];
     snprintf(label, sizeof label, "module %p", image);
-    return relink_buffer(image, 0, label, out, out_size, why, whylen);
+    return relink_buffer(image, 0, label, NULL, out, out_size, why, whylen);
 }
 
 int dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
@@ -470,7 +490,30 @@ int dm_relink_sized(const void *image, const void *body, size_t len, const void 
     snprintf(label, sizeof label, "module %p", image);
     if (!body || !len)
         return dm_fail(0, why, whylen, "%s: no image", label);
-    return relink_buffer(body, len, label, out, out_size, why, whylen);
+    return relink_buffer(body, len, label, NULL, out, out_size, why, whylen);
+}
+
+int dm_relink_read_ahead(const void *body, size_t len, int dev, char *why, size_t whylen)
+{
+    char label[48], ewhy[200];
+    snprintf(label, sizeof label, "module %p", body);
+    pthread_once(&once, relink_init);
+    if (!body || !len)
+        return dm_fail(0, why, whylen, "%s: no image", label);
+    if (opts.jit == JIT_OFF || !cache)
+        return dm_fail(0, why, whylen, "%s: no re-link cache", label);
+    dm_jit_target_t t;
+    if (dm_jit_target_of(dev, &t, ewhy, sizeof ewhy) < 0)
+        return dm_fail(0, why, whylen, "%s: %s", label, ewhy);
+    const void *img;
+    size_t sz;
+    if (relink_buffer(body, len, label, &t, &img, &sz, why, whylen) != 1)
+        return 0;
+    if (!dm_ahead_put(body, len, &t, img, sz)) {
+        free((void *)img);
+        return dm_fail(0, why, whylen, "%s: %d images read ahead already", label, DM_AHEAD_MAX);
+    }
+    return 1;
 }
 
 /* Read all of a module file into a NUL-terminated buffer: regular files only
@@ -525,7 +568,7 @@ int dm_relink_file(const char *path, const void **out, size_t *out_size,
     char *buf = read_module_file(path, &n, why, whylen);
     if (!buf)
         return 0;
-    int r = relink_buffer(buf, n, path, out, out_size, why, whylen);
+    int r = relink_buffer(buf, n, path, NULL, out, out_size, why, whylen);
     free(buf);
     return r;
 }

@@ -32,6 +32,16 @@ int  dm_relink_file(const char *path, const void **out, size_t *out_size,
                     char *why, size_t whylen);
 void dm_relink_free(const void *image);
 
+/* Read ahead: the re-linked image of the fatbin at `body` (`len` bytes, as
+ * image_bound.c delimited it) for device ordinal `dev`, from the cache only
+ * (no JIT link, no context needed), kept for the load that re-links that
+ * fatbin for a device of the same target: dm_relink_sized then hands it over
+ * instead of reading the cache again. 1 when kept; 0 with `why` when the
+ * cache has no image for it (nothing is linked here), the module needs none
+ * (no malloc, devmalloc inside) or the cache is off. For a thread of the
+ * shim's while the application's first context is being created. */
+int  dm_relink_read_ahead(const void *body, size_t len, int dev, char *why, size_t whylen);
+
 /* Where cache hits and misses are reported (kind: DM_OBS_CACHE_HIT or
  * DM_OBS_CACHE_MISS of observe/obs_event.h, label: the module); NULL: nowhere
  * (the default). The shim sets its NVTX markers once, before loads. */

@@ -114,7 +114,17 @@ static int fk_relink_file(const char *path, const void **out, size_t *out_size, 
   return 0;
 }
 static void fk_relink_free(const void *image) {}
-static const dm_relink_ops_t fk_relink_ops = {FK_RELINK_SIZED, fk_relink_file, fk_relink_free};
+#ifdef FK_RELINK_READ_AHEAD
+static int FK_RELINK_READ_AHEAD(const void *body, size_t len, int dev, char *why, size_t whylen);
+#else
+static int fk_relink_read_ahead(const void *body, size_t len, int dev, char *why, size_t whylen) {
+  if (why && whylen) snprintf(why, whylen, "load-time re-link not built into this shim");
+  return 0;
+}
+#define FK_RELINK_READ_AHEAD fk_relink_read_ahead
+#endif
+static const dm_relink_ops_t fk_relink_ops = {FK_RELINK_SIZED, fk_relink_file, fk_relink_free,
+                                              FK_RELINK_READ_AHEAD};
 const dm_relink_ops_t *dm_relink_ops = &fk_relink_ops;
 
 static int fk_pool_enabled(void) { return 0; }

@@ -156,6 +156,21 @@ static void t_wrapper_bad_pointer(void **st) {
   assert_int_equal(dm_image_has_devmalloc(region + PAGES * page), DM_HAS_UNKNOWN);
 }
 
+/* The program's own registration (tests/fixtures/fx_registered.c): the one
+ * wrapper's fatbin, which bounds to the fixture's size. */
+extern const unsigned char fx_registered_fatbin[], fx_registered_fatbin_end[];
+static void t_exe_fatbins(void **st) {
+  (void)st;
+  const void *fb[4];
+  size_t len;
+  assert_int_equal(dm_exe_fatbins(fb, 0), 0);
+  assert_int_equal(dm_exe_fatbins(fb, 4), 1);
+  assert_ptr_equal(fb[0], fx_registered_fatbin);
+  assert_ptr_equal(dm_image_bound(fb[0], &len), fb[0]);
+  assert_int_equal(len, (size_t)(fx_registered_fatbin_end - fx_registered_fatbin));
+  assert_int_not_equal(dm_image_scan(fb[0], len), DM_HAS_YES);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(t_readable_prefix),
@@ -165,6 +180,7 @@ int main(void) {
       cmocka_unit_test(t_elf_section_past_image),
       cmocka_unit_test(t_ptx_unterminated),
       cmocka_unit_test(t_wrapper_bad_pointer),
+      cmocka_unit_test(t_exe_fatbins),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

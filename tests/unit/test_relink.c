@@ -367,6 +367,59 @@ static void test_sized(void **state)
     free(b);
 }
 
+/* Read ahead (the shim's thread while the first context is created): a
+ * cache hit is kept for the load of that fatbin for the same target and
+ * handed over once; a miss links nothing; a load for another target, or
+ * after the image was taken, reads the cache itself. */
+static void test_read_ahead(void **state)
+{
+    (void)state;
+    const void *ref, *out;
+    size_t len, rsz, sz;
+    char why[300], cmd[400];
+    unsigned char *b = fx_read("malloc_default.fatbin", &len);
+    assert_int_equal(dm_relink_sized(b, b, len, &ref, &rsz, why, sizeof why), 1); /* cached */
+    int links0 = fake_links;
+    assert_int_equal(dm_relink_read_ahead(b, len, 0, why, sizeof why), 1);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'/cache/*", cache_root); /* the cache forgets it */
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(dm_relink_sized(b, b, len, &out, &sz, why, sizeof why), 1);
+    assert_int_equal(fake_links, links0); /* the image kept, not a link */
+    assert_int_equal(sz, rsz);
+    assert_memory_equal(out, ref, sz);
+    dm_relink_free(out);
+    assert_int_equal(dm_relink_sized(b, b, len, &out, &sz, why, sizeof why), 1);
+    assert_int_equal(fake_links, links0 + 1); /* taken once: the load linked (and cached) */
+    dm_relink_free(out);
+    /* kept for compute capability 9.0; a load for 10.0 does not take it */
+    assert_int_equal(dm_relink_read_ahead(b, len, 0, why, sizeof why), 1);
+    fake_cc_major = 10;
+    assert_int_equal(dm_relink_sized(b, b, len, &out, &sz, why, sizeof why), 1);
+    assert_int_equal(fake_links, links0 + 2);
+    dm_relink_free(out);
+    fake_cc_major = 9;
+    assert_int_equal(dm_relink_sized(b, b, len, &out, &sz, why, sizeof why), 1);
+    assert_int_equal(fake_links, links0 + 2);
+    dm_relink_free(out);
+    /* not in the cache (8.9 picks the compute_75 PTX): nothing linked ahead */
+    size_t mlen;
+    unsigned char *m = fx_read("malloc_multi.fatbin", &mlen);
+    fake_cc_major = 8; fake_cc_minor = 9;
+    assert_int_equal(dm_relink_read_ahead(m, mlen, 0, why, sizeof why), 0);
+    assert_non_null(strstr(why, "not in the cache"));
+    assert_int_equal(fake_links, links0 + 2);
+    fake_cc_major = 9; fake_cc_minor = 0;
+    /* a module without malloc is not read ahead */
+    size_t plen;
+    unsigned char *p = fx_read("plain_default.fatbin", &plen);
+    assert_int_equal(dm_relink_read_ahead(p, plen, 0, why, sizeof why), 0);
+    assert_non_null(strstr(why, "does not call device malloc"));
+    dm_relink_free(ref);
+    free(p);
+    free(m);
+    free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_odd_files),
         cmocka_unit_test(test_sized),
+        cmocka_unit_test(test_read_ahead),   /* last: it empties the cache */
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

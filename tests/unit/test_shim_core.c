@@ -4,7 +4,8 @@
  * failures, teardown), the launch cache and owner records, the image scan
  * (synthetic images and the cubins the build produces), and the launch path
  * against a fake driver (bound once, modules without devmalloc untouched,
- * capture deferred, concurrent first launches create one heap).
+ * capture deferred, concurrent first launches create one heap), and the
+ * first primary retain reading the program's fatbins ahead.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
+#define FK_RELINK_READ_AHEAD fk_read_ahead
 #include "shim_fake.h"
 
 #define CTX_A ((CUcontext)0x1000)
@@ -450,6 +452,47 @@ static void t_limit_hook_sizes(void **st) {
   reset_all();
 }
 
+/* ---- read ahead at the first primary retain (jit_ahead.c) ---- */
+extern const unsigned char fx_registered_fatbin[], fx_registered_fatbin_end[];
+static int ra_calls, ra_dev, retain_calls;
+static const void *ra_body;
+static size_t ra_len;
+static pthread_t ra_thread;
+static int fk_read_ahead(const void *body, size_t len, int dev, char *why, size_t whylen) {
+  (void)why;
+  (void)whylen;
+  ra_calls++;
+  ra_body = body;
+  ra_len = len;
+  ra_dev = dev;
+  ra_thread = pthread_self();
+  return 1;
+}
+static CUresult f_retain(CUcontext *c, CUdevice d) {
+  (void)d;
+  retain_calls++;
+  *c = (CUcontext)0x3000;
+  return CUDA_SUCCESS;
+}
+
+/* The first retain reads the program's fatbin (tests/fixtures/fx_registered.c)
+ * ahead for its device, in a thread of its own that is done when the hook
+ * returns; later retains read nothing. */
+static void t_retain_reads_ahead(void **st) {
+  (void)st;
+  CUcontext c = NULL;
+  assert_int_equal(dm_h_primary_retain(f_retain, &c, 3), CUDA_SUCCESS);
+  assert_ptr_equal(c, (CUcontext)0x3000);
+  assert_int_equal(ra_calls, 1);
+  assert_ptr_equal(ra_body, fx_registered_fatbin);
+  assert_int_equal(ra_len, (size_t)(fx_registered_fatbin_end - fx_registered_fatbin));
+  assert_int_equal(ra_dev, 3);
+  assert_false(pthread_equal(ra_thread, pthread_self()));
+  assert_int_equal(dm_h_primary_retain(f_retain, &c, 3), CUDA_SUCCESS);
+  assert_int_equal(ra_calls, 1);
+  assert_int_equal(retain_calls, 2);
+}
+
 int main(void) {
   setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
   setenv("DEVMALLOC_GROW", "1", 1);        /* heaps that grow (off by default) */
@@ -460,7 +503,7 @@ int main(void) {
     cmocka_unit_test(t_cache_owners),  cmocka_unit_test(t_image_scan),
     cmocka_unit_test(t_image_scan_real), cmocka_unit_test(t_launch_path),
     cmocka_unit_test(t_capture_deferred), cmocka_unit_test(t_concurrent_first_launch),
-    cmocka_unit_test(t_load_hooks),
+    cmocka_unit_test(t_load_hooks),    cmocka_unit_test(t_retain_reads_ahead),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }
