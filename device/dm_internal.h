@@ -11,7 +11,10 @@
 
 enum { DM_SEM_OK = 0, DM_SEM_GROW = -1 };
 #define DM_SEM_EXPECT_MAX 0xffffu /* a semaphore's expected (and reserved) units are 16 bits */
-typedef enum { DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2 } dm_free_status_t;
+/* DM_FREE_NOT_SLAB: dm_slab_locate's answer for a chunk that is no slab
+ * chunk; the free takes a 16 KiB-aligned pointer there for a large block and
+ * classifies any other (dm_buddy_classify). Never counted as misuse. */
+typedef enum { DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2, DM_FREE_NOT_SLAB = 3 } dm_free_status_t;
 
 #ifdef __cplusplus
 extern "C" {

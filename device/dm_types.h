@@ -22,7 +22,7 @@
 #define DM_CHUNK_ORDER     (DM_CHUNK_SHIFT - DM_LEAF_SHIFT)
 #define DM_CHUNK_BYTES     (1ull << DM_CHUNK_SHIFT)
 #define DM_SLAB_ALIGN_MAX  1024u /* largest alignment the slab serves (power-of-two classes) */
-#define DM_DISPATCH_ALIGN  (1u << DM_LEAF_SHIFT) /* free(): p % 16 KiB == 0 -> buddy, else slab */
+#define DM_DISPATCH_ALIGN  (1u << DM_LEAF_SHIFT) /* free(): p % 16 KiB == 0 outside slab chunks -> buddy, else slab */
 #define DM_SLAB_MAX        8192u /* largest request served by the slab */
 #define DM_NUM_CLASSES     31u   /* slab classes (sizeclass.c); a chunk's tag keeps the class in 5 bits */
 #define DM_CLASS_GAP       28u   /* quarter step left out: 5 KiB (would use < 90% of a chunk) */
@@ -139,7 +139,7 @@ typedef struct dm_class {
   uint32_t size;   /* slot bytes */
   uint16_t nslots; /* slots laid out in a chunk */
   uint16_t off;    /* first slot's offset in a chunk; the bitmap lies below (layout.c) */
-  uint32_t cap;    /* usable slots (nslots minus those at 16 KiB-aligned addresses) */
+  uint32_t cap;    /* slots a chunk serves (all it lays out: nslots) */
   uint32_t recip;  /* floor(2^32 / size) + 1: x / size is (x * recip) >> 32 for x < 2^17 */
 } dm_class_t;
 
@@ -154,19 +154,6 @@ static DM_INLINE uint32_t dm_class_div(const dm_class_t *c, uint32_t x) {
 
 /* Bitmap words of a chunk of class c (one bit per slot laid out). */
 static DM_INLINE uint32_t dm_class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
-
-/* Slots of class c (size, off, nslots and recip set) at a 16 KiB-aligned
- * address: never used (free() takes such an address for a large block); at
- * most 7, in out[]. Returns how many. layout.c counts them to choose the
- * offset, slab.c marks them when it formats a chunk. */
-static DM_INLINE uint32_t dm_class_unusable(const dm_class_t *c, uint32_t out[8]) {
-  uint32_t n = 0;
-  for (uint32_t k = 1; k * DM_DISPATCH_ALIGN < DM_CHUNK_BYTES; k++) {
-    uint32_t off = k * DM_DISPATCH_ALIGN - c->off, slot = dm_class_div(c, off);
-    if (slot * c->size == off && slot < c->nslots) out[n++] = slot;
-  }
-  return n;
-}
 
 /* Slot bytes of class c: 16, 32, 48, 64, then four steps per power of two,
  * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 7168, 8192),

@@ -25,24 +25,25 @@ _Static_assert(DEVMALLOC_NUM_CLASSES == DM_NUM_CLASSES, "public class count diff
 
 /* Slot geometry of every class (see sizeclass.c for the class sizes). The
  * first slot's offset is chosen per class: the bitmap below it takes a word
- * per 64 slots (16 B slots: 127 words, about 1 KiB; 2560 B: one word), and
- * an offset that is no multiple of 512 puts no slot of 2560 or 3072 B on a
- * 16 KiB boundary, where one offset of 1024 for all lost three of either's
- * 42 or 51. Of the offsets at or below DM_SLAB_ALIGN_MAX that leave room
- * for the bitmap, the largest with the most usable slots; a power-of-two
- * class takes only multiples of min(size, DM_SLAB_ALIGN_MAX), so that its
- * slots keep that alignment (aligned requests use those classes). */
+ * per 64 slots (16 B slots: 127 words, about 1 KiB; 2560 B: one word). Of
+ * the offsets at or below DM_SLAB_ALIGN_MAX that leave room for the bitmap,
+ * the largest with the most slots; a power-of-two class takes only
+ * multiples of min(size, DM_SLAB_ALIGN_MAX), so that its slots keep that
+ * alignment (aligned requests use those classes). Every slot is served,
+ * those at 16 KiB-aligned addresses too: free() asks the chunk's tag before
+ * it takes such an address for a large block (devmalloc.cu, single.c).
+ * Skipping them instead cost the 1 KiB class 7 of its 127 slots, and a
+ * 32-lane warp's request then spilled into a second chunk or word. */
 void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = dm_class_size(c), pow2 = (size & (size - 1u)) == 0;
     uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size : pow2 ? DM_SLAB_ALIGN_MAX : DM_MIN_ALIGN;
     dm_class_t best = {0}, cand = {size, 0, 0, 0, 0xffffffffu / size + 1u};
     for (uint32_t off = step; off <= DM_SLAB_ALIGN_MAX; off += step) {
-      uint32_t skip[8];
       cand.off = (uint16_t)off;
       cand.nslots = (uint16_t)((DM_CHUNK_BYTES - off) / size);
-      cand.cap = cand.nslots - dm_class_unusable(&cand, skip);
-      /* the bitmap below the first slot, and no fewer usable slots */
+      cand.cap = cand.nslots;
+      /* the bitmap below the first slot, and no fewer slots */
       if (off < dm_class_words(&cand) * 8u || cand.cap < best.cap) continue;
       best = cand;
     }

@@ -103,20 +103,17 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
 
 /* Format chunk `idx` for (arena, cls), listed by `way`, with its first
  * `take` free slots claimed by the caller; returns them as a grant. Only the class's own
- * bitmap words are written (a claim looks at no other word): words past
- * its slots and the unusable slots are set. Writing all 128 words, with a
- * division per word and aligned slot, was a fifth of a 1 KiB first pass
- * (ncu, H200). */
+ * bitmap words are written (a claim looks at no other word): the bits past
+ * its slots are set. Writing all 128 words, with a division per word, was
+ * a fifth of a 1 KiB first pass (ncu, H200). */
 static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
                                        uint32_t way, uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
   uint64_t *bm = chunk_bitmap(h, idx);
-  uint32_t words = dm_class_words(c), skip[8], nskip = dm_class_unusable(c, skip);
+  uint32_t words = dm_class_words(c);
   uint64_t mine = 0;
   for (uint32_t w = 0; w < words; w++) {
     uint64_t v = w == words - 1 && (c->nslots & 63u) ? ~0ull << (c->nslots & 63u) : 0;
-    for (uint32_t i = 0; i < nskip; i++)
-      if (skip[i] >> 6 == w) v |= 1ull << (skip[i] & 63u);
     if (w == 0) { /* the caller's slots: the first `take` free ones */
       mine = lowest_bits(~v, take);
       DM_ASSERT((uint32_t)dm_popc64(mine) == take);
@@ -651,13 +648,16 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
 
 /* Where a slab pointer lives, and its chunk's tag (stable while the caller
  * holds the slot: the free's commit uses it, so the chunk's `live` word is
- * read once on the way). Returns DM_FREE_OK, or the misuse class. */
+ * read once on the way). Returns DM_FREE_OK, DM_FREE_NOT_SLAB when the chunk
+ * is no slab chunk (a large block's, or a slot's whose chunk went back to
+ * the tree), or the misuse class. */
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word,
                          uint64_t *bit, uint32_t *tag) {
   uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
-  if (idx >= h->nchunks) return DM_FREE_FOREIGN;
+  /* past the last whole chunk: no slab chunk, but 16 KiB blocks of the tree */
+  if (idx >= h->nchunks) return off % DM_DISPATCH_ALIGN ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
   uint32_t t = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
-  if (!t) return dm_buddy_classify(&h->buddy, off); /* chunk gone: freed twice? */
+  if (!t) return DM_FREE_NOT_SLAB;
   const dm_class_t *c = &h->classes[tag_class(t)];
   uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1));
   if (in < c->off) return DM_FREE_FOREIGN;

@@ -79,8 +79,8 @@ static void test_chunk_geometry(void **st) {
     assert_true(cl[c].cap <= DM_CHUNK_WORDS * 64);
   }
   assert_int_equal(cl[dm_class_of(2048, 16)].cap, 63);
-  assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127 - 7); /* 7 slots at 16 KiB boundaries */
-  /* per-class offsets: no slot of these on a 16 KiB boundary, none short */
+  assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127); /* those on 16 KiB boundaries too */
+  assert_int_equal(cl[dm_class_of(16, 16)].cap, 8128);
   assert_int_equal(cl[dm_class_of(2560, 16)].cap, 51);
   assert_int_equal(cl[dm_class_of(3072, 16)].cap, 42);
   assert_int_equal(cl[dm_class_of(1536, 16)].cap, 85);
@@ -136,21 +136,28 @@ static void test_aligned_slots(void **st) {
   fixture_heap_fini(&f);
 }
 
-static void test_slots_never_dispatch_as_large(void **st) {
+/* Slots at 16 KiB-aligned addresses are served and free as slots (free()
+ * asks the chunk's tag), a double free of one is caught, and a large block
+ * (16 KiB-aligned, in no slab chunk) still frees as one. */
+static void test_aligned_slots_free_as_slots(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
+  uint32_t aligned_1k = 0;
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = f.h->classes[c].size, cap = f.h->classes[c].cap;
     void **p = calloc(cap, sizeof *p);
     for (uint32_t i = 0; i < cap; i++) {
       p[i] = dm_malloc(f.h, size, 16);
       assert_non_null(p[i]);
-      assert_int_not_equal((uintptr_t)p[i] % DM_DISPATCH_ALIGN, 0);
       assert_int_equal((uintptr_t)p[i] % 16, 0);
+      if (size == 1024 && (uintptr_t)p[i] % DM_DISPATCH_ALIGN == 0) aligned_1k++;
     }
     for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+    for (uint32_t i = 0; i < cap; i++)
+      if ((uintptr_t)p[i] % DM_DISPATCH_ALIGN == 0) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_DOUBLE);
     free(p);
   }
+  assert_int_equal(aligned_1k, 7); /* a chunk of 1 KiB slots from 1 KiB on */
   void *big = dm_malloc(f.h, 20000, 16);
   assert_int_equal((uintptr_t)big % DM_DISPATCH_ALIGN, 0);
   assert_int_equal(dm_free(f.h, big), DM_FREE_OK);
@@ -929,7 +936,7 @@ int main(void) {
       cmocka_unit_test(test_class_offsets),
       cmocka_unit_test(test_aligned_slots),
       cmocka_unit_test(test_class_div_exact),
-      cmocka_unit_test(test_slots_never_dispatch_as_large),
+      cmocka_unit_test(test_aligned_slots_free_as_slots),
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_pin_from_stack_while_searched),
