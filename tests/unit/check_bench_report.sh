@@ -45,8 +45,9 @@ h="variant,workload,size,threads,kernel,ms,mops,failures,note"
 } >"$d/shim.csv"
 fail=0
 t() { grep -Eq -- "$1" <<<"$out" || { echo "FAIL: $2"; fail=1; }; }
-# the start in processes of its own: judged by the medians (relinked 7.0,
-# shim 7.6 of three each: 1.09x, met), while this process's 9.0 ms is not
+# the start in processes of its own: judged by the fastest of each (relinked
+# 6.9, shim 7.2 of three each: 1.04x, met); the medians (7.0, 7.6) and this
+# process's 9.0 ms are shown, not judged
 { echo "$h"
   echo "relinked,init,4294967296,0,heap-setup,3.0,0,0,"; echo "relinked,init,4294967296,1024,first-malloc-kernel,4.0,0.2,0,"
   echo "shim,init,4294967296,0,heap-setup,0.01,0,0,"; echo "shim,init,4294967296,1024,first-malloc-kernel,7.59,0.1,0,"
@@ -57,7 +58,8 @@ t() { grep -Eq -- "$1" <<<"$out" || { echo "FAIL: $2"; fail=1; }; }
 } >"$d/shiminit.csv"
 out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
 t "init total \(time, this process\) +8.40ms +9.00ms +1.07x  \(not judged" "one process's start judged"
-t "init total \(median of 3 starts\) +7.00ms +7.60ms +1.09x  met" "median start not judged"
+t "init total \(median of 3 starts\) +7.00ms +7.60ms +1.09x  \(not judged" "median start judged"
+t "init total \(fastest of 3 starts\) +6.90ms +7.20ms +1.04x  met" "fastest start not judged"
 rm "$d/shiminit.csv"
 out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
 t "sizes 16 B alloc +9000.00 +4791.00 .* met" "16 B alloc not met"
