@@ -256,15 +256,13 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
   }
 }
 
-/* A pointer that is no slot of a slab chunk: a large block's when it is 16
- * KiB-aligned in a chunk that is no slab chunk (slots at such addresses are
- * served too, layout.c: the chunk's tag, which the slab path reads anyway,
- * decides), else a misuse, classified. */
-static __device__ __noinline__ void dm_warp_free_other(dm_heap_t *h, const char *p, uint64_t off,
-                                                       int why) {
-  if (why == DM_FREE_NOT_SLAB && (uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0)
-    dm_warp_free_large(h, off, dm_heap_arena(h));
-  else dm_heap_note_misuse(h, why == DM_FREE_NOT_SLAB ? dm_buddy_classify(&h->buddy, off) : why);
+/* A pointer that is no slot of a slab chunk: a large block's, or a misuse
+ * (dm_slab_outside decides from the chunk's tag, which the slab path reads
+ * anyway). */
+static __device__ __noinline__ void dm_warp_free_other(dm_heap_t *h, uint64_t off, int why) {
+  if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
+  if (why == DM_FREE_LARGE) dm_warp_free_large(h, off, dm_heap_arena(h));
+  else dm_heap_note_misuse(h, why);
 }
 
 /* A slab pointer's free, `check`: verify its canary (check mode). */
@@ -274,7 +272,7 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
   uint64_t bit;
   int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
   if (why != DM_FREE_OK) {
-    dm_warp_free_other(h, p, off, why);
+    dm_warp_free_other(h, off, why);
     return;
   }
   uint32_t active = __activemask(), lane = lane_id();

@@ -12,9 +12,11 @@
 enum { DM_SEM_OK = 0, DM_SEM_GROW = -1 };
 #define DM_SEM_EXPECT_MAX 0xffffu /* a semaphore's expected (and reserved) units are 16 bits */
 /* DM_FREE_NOT_SLAB: dm_slab_locate's answer for a chunk that is no slab
- * chunk; the free takes a 16 KiB-aligned pointer there for a large block and
- * classifies any other (dm_buddy_classify). Never counted as misuse. */
-typedef enum { DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2, DM_FREE_NOT_SLAB = 3 } dm_free_status_t;
+ * chunk; dm_slab_outside then says DM_FREE_LARGE (a large block's pointer)
+ * or the misuse class. Neither is counted as misuse. */
+typedef enum {
+  DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2, DM_FREE_NOT_SLAB = 3, DM_FREE_LARGE = 4
+} dm_free_status_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +77,7 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_FN char *dm_grant_slot(dm_grant_t g, int k);
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
                          uint32_t *word, uint64_t *bit, uint32_t *tag);
+DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits);
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);

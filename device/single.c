@@ -47,14 +47,13 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
   uint32_t chunk, word, tag;
   uint64_t bit;
   int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
-  /* a 16 KiB-aligned pointer in no slab chunk is a large block's */
-  if (why == DM_FREE_NOT_SLAB && (uint64_t)(uintptr_t)p % DM_DISPATCH_ALIGN == 0) {
+  if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
+  if (why == DM_FREE_LARGE) {
     int w;
     uint64_t node = h->check ? dm_heap_large_lookup(h, off, &w) : 0;
     if (node) dm_heap_check_free(h, p, dm_heap_node_bytes(h, node));
     return dm_heap_free_large(h, off, arena);
   }
-  if (why == DM_FREE_NOT_SLAB) why = dm_buddy_classify(&h->buddy, off); /* freed twice? */
   if (why != DM_FREE_OK) {
     dm_heap_note_misuse(h, why);
     return why;

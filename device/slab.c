@@ -670,6 +670,14 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
   return DM_FREE_OK;
 }
 
+/* What a pointer at pool offset off is when dm_slab_locate found no slab
+ * chunk there: DM_FREE_LARGE when it is 16 KiB aligned (buddy blocks are;
+ * slots there are served too, layout.c), else the misuse class (a slot
+ * freed twice after its chunk went back to the tree, or foreign). */
+DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off) {
+  return off % DM_DISPATCH_ALIGN ? dm_buddy_classify(&h->buddy, off) : DM_FREE_LARGE;
+}
+
 /* Clear `bits` in a chunk's bitmap word; returns those that were set (the
  * others are double frees). A release: the caller's stores to the slots come
  * before another thread can claim them (devmalloc.cu, "free"). */
