@@ -1,6 +1,7 @@
 /*
  * jit_link.c — Driver API JIT link of PTX inputs. See jit_link.h.
- * Locking: pthread_once for the entry-point table; nothing else shared.
+ * Locking: pthread_once for the entry-point table and for the driver's
+ * version line; nothing else shared.
  */
 #include "jit_link.h"
 #include "image/relink_err.h"
@@ -130,30 +131,40 @@ static const char *err_name(CUresult r)
     return s ? s : "CUDA error";
 }
 
-static void read_driver_id(char *buf, size_t len)
+/* The kernel module's version line, if readable: read once per process (it
+ * cannot change under a running driver; every load's target used to open
+ * /proc for it). */
+static char driver_id[sizeof ((dm_jit_target_t *)0)->driver_id];
+static pthread_once_t driver_id_once = PTHREAD_ONCE_INIT;
+
+static void read_driver_id(void)
 {
-    buf[0] = 0;
     FILE *f = fopen("/proc/driver/nvidia/version", "re");
     if (!f)
         return;
-    if (fgets(buf, (int)len, f))
-        buf[strcspn(buf, "\n")] = 0;
+    if (fgets(driver_id, (int)sizeof driver_id, f))
+        driver_id[strcspn(driver_id, "\n")] = 0;
     fclose(f);
+}
+
+/* t for device dev; the driver's entry points are resolved already. */
+static int query_target(int dev, dm_jit_target_t *t, char *why, size_t whylen)
+{
+    CUresult r;
+    if ((r = drv.dev_get_attr(&t->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
+        (r = drv.dev_get_attr(&t->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) ||
+        (r = drv.driver_version(&t->driver_version)))
+        return dm_fail(-EIO, why, whylen, "device query failed (%s)", err_name(r));
+    pthread_once(&driver_id_once, read_driver_id);
+    memcpy(t->driver_id, driver_id, sizeof t->driver_id);
+    return 0;
 }
 
 int dm_jit_target_of(int dev, dm_jit_target_t *t, char *why, size_t whylen)
 {
     memset(t, 0, sizeof *t);
     int rc = drv_ready(why, whylen);
-    if (rc < 0)
-        return rc;
-    CUresult r;
-    if ((r = drv.dev_get_attr(&t->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev)) ||
-        (r = drv.dev_get_attr(&t->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev)) ||
-        (r = drv.driver_version(&t->driver_version)))
-        return dm_fail(-EIO, why, whylen, "device query failed (%s)", err_name(r));
-    read_driver_id(t->driver_id, sizeof t->driver_id);
-    return 0;
+    return rc < 0 ? rc : query_target(dev, t, why, whylen);
 }
 
 int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
@@ -172,7 +183,7 @@ int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen)
         r = CUDA_SUCCESS;
     if (r != CUDA_SUCCESS)
         return dm_fail(-EIO, why, whylen, "no current context (%s)", err_name(r));
-    return dm_jit_target_of(dev, t, why, whylen);
+    return query_target(dev, t, why, whylen);
 }
 
 /* First line of the JIT error log, for the one-line reason. */

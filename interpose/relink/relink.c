@@ -510,7 +510,7 @@ int dm_relink_read_ahead(const void *body, size_t len, int dev, char *why, size_
     if (relink_buffer(body, len, label, &t, &img, &sz, why, whylen) != 1)
         return 0;
     if (!dm_ahead_put(body, len, &t, img, sz)) {
-        free((void *)img);
+        dm_relink_free(img);
         return dm_fail(0, why, whylen, "%s: %d images read ahead already", label, DM_AHEAD_MAX);
     }
     return 1;
