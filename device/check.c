@@ -12,8 +12,10 @@
  * but a fixed heap's fresh chunks, which the fresh counter counts (both
  * count as free for "whole"); and that every bin's list of
  * chunks is well formed, each chunk on one list at most, and counts the
- * chunks whose tag names the bin; and that no tree request is counted in
- * flight. Returns the number
+ * chunks whose tag names the bin; that a chunk whose bitmap lies
+ * beside it (in its descriptor: classes of 320 B and up) has as many slot
+ * bits set as its count says, and every bit past its slots set; and that no
+ * tree request is counted in flight. Returns the number
  * of violations; writes the first one to `why`.
  *
  * Locking: none; the heap must be quiescent.
@@ -173,6 +175,29 @@ static void check_held(const dm_heap_t *h, report_t *r) {
   free(n);
 }
 
+/* A chunk whose bitmap lies beside it (chunk.h: chunk_bitmap; only
+ * those: a copy of a device heap's metadata holds no pool) counts in `used`
+ * exactly the slot bits set in it (at rest nothing is pinned), and has the
+ * bits past its last slot set (a claim must never find them free). */
+static void check_bitmaps(const dm_heap_t *h, report_t *r) {
+  for (uint32_t i = 0; i < h->nchunks; i++) {
+    uint64_t v = h->chunks[i].live;
+    uint32_t tag = (uint32_t)(v >> 32);
+    if (!tag) continue;
+    const dm_class_t *c = &h->classes[tag_class(tag)];
+    uint32_t words = dm_class_words(c), set = 0;
+    if (tag_class(tag) < DM_SIDE_CLASS) continue;
+    const uint64_t *bm = chunk_bitmap(h, i, tag_class(tag));
+    for (uint32_t w = 0; w < words; w++) {
+      uint64_t x = bm[w], pad = 0;
+      if (w == words - 1 && (c->nslots & 63u)) pad = ~0ull << (c->nslots & 63u);
+      if ((x & pad) != pad) fail(r, "bitmap bits past a chunk's last slot are clear", i);
+      set += (uint32_t)__builtin_popcountll(x & ~pad);
+    }
+    if (set != live_used(v)) fail(r, "chunk's count disagrees with its bitmap", i);
+  }
+}
+
 int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   report_t r = {0, why, whylen};
   walk_t k;
@@ -206,6 +231,7 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
     }
   if (h->hstats->inflight) fail(&r, "tree requests in flight at rest", h->hstats->inflight);
   check_held(h, &r);
+  check_bitmaps(h, &r);
   check_lists(h, &r);
   return r.errors;
 }

@@ -27,8 +27,22 @@ static DM_INLINE uint32_t tag_arena(uint32_t tag) { return (tag - 1u) >> 5; }
 static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
   return h->buddy.base + ((uint64_t)idx << DM_CHUNK_SHIFT);
 }
-static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx) {
-  return (uint64_t *)chunk_base(h, idx);
+/* Chunk idx's slot bitmap, for class cls: beside the chunk, in its
+ * descriptor (DM_SIDE_WORDS words), for the classes from DM_SIDE_CLASS
+ * (320 B and up: at most 409 slots), whose first slot is then the chunk's
+ * first byte; else at the chunk's start, below the first slot. The classes
+ * beside keep all their slots: 128 of 1 KiB, 64 of 2 KiB, 32 of 4 KiB, 16
+ * of 8 KiB, a whole number of 32-lane warps, where a bitmap at the chunk's
+ * start took one slot, every chunk's last warp spilled a lane into another
+ * chunk, and a 4 KiB warp never fitted one chunk (layout.c:
+ * dm_classes_compute). The 256 B class would fit too (512 slots), but its
+ * 4 GiB alloc row ran 0.78 .. 0.93x with it (pair 1.09 .. 1.14x; H200, six
+ * runs), so it keeps its bitmap in the chunk (511 slots). Decided by the
+ * class index (a free has it from the tag) and found from the descriptors,
+ * which a free reads anyway: a load of the class's offset, or an array of
+ * its own, grew free's frame by 8 bytes on sm_90. */
+static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx, uint32_t cls) {
+  return cls >= DM_SIDE_CLASS ? h->chunks[idx].bits : (uint64_t *)chunk_base(h, idx);
 }
 /* The caller's way of a bin: the arena hint's quotient by the arena count
  * (its remainder picks the arena), so that the warps sharing an arena

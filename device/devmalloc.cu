@@ -289,7 +289,7 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
    * the other lanes' stores before it. A large block's free fences under
    * the tree's lock or before the block cache publishes it. */
   __syncwarp(wg);
-  if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, word, ((uint64_t)hi << 32) | lo);
+  if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, tag, word, ((uint64_t)hi << 32) | lo);
   cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
   /* the same pointer twice: only when the lanes' bits are fewer than the lanes */
   uint32_t same = __popc(lo) + __popc(hi) == __popc(wg) ? 1u << lane

@@ -78,7 +78,8 @@ DM_FN char *dm_grant_slot(dm_grant_t g, int k);
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
                          uint32_t *word, uint64_t *bit, uint32_t *tag);
 DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);
-DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits);
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word,
+                                 uint64_t bits);
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 

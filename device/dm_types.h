@@ -28,6 +28,8 @@
 #define DM_CLASS_GAP       28u   /* quarter step left out: 5 KiB (would use < 90% of a chunk) */
 #define DM_ARENA_CHUNKS    72u   /* at most one arena per this many chunks of the heap (layout.c) */
 #define DM_CHUNK_WORDS     128u  /* bitmap words per chunk (>= max slots / 64) */
+#define DM_SIDE_WORDS      8u    /* bitmap words a chunk's descriptor has (chunk.h: chunk_bitmap) */
+#define DM_SIDE_CLASS      12u   /* classes from this one (320 B and up: at most 409 slots) keep their bitmap there */
 #define DM_MAX_ORDERS      40u   /* buddy orders supported (16 KiB << 39) */
 #define DM_MAX_ARENAS      2048u
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
@@ -108,7 +110,9 @@ static DM_INLINE uint64_t dm_summary_index(const dm_buddy_t *b, uint32_t order, 
 }
 
 /* -------------------------------------------------------------- slab ----- */
-/* Per chunk descriptor, kept outside the chunk so that it is never freed. */
+/* Per chunk descriptor, kept outside the chunk so that it is never freed:
+ * one 128-byte line, its first half the counts and links, its second the
+ * slot bitmap of the classes that keep it here (chunk.h: chunk_bitmap). */
 typedef struct dm_chunk {
   uint64_t live;   /* tag << 32 | DM_LIVE_PEND (on its way's re-list stack) | way << DM_LIVE_WAY_SHIFT
                     * | used; tag 0 = not a slab chunk */
@@ -116,6 +120,8 @@ typedef struct dm_chunk {
   uint32_t next;
   uint32_t listed; /* 1 while in the list (under the way's lock) */
   uint32_t pending;/* next chunk on the way's re-list stack, index+1 */
+  uint64_t pad[5];
+  uint64_t bits[DM_SIDE_WORDS]; /* slot bitmap of a class from DM_SIDE_CLASS (chunk.h) */
 } dm_chunk_t;
 
 /* One way of a bin (slab.c, "Ways"): a list of some of the bin's chunks. */
@@ -138,7 +144,7 @@ typedef struct dm_bin {
 typedef struct dm_class {
   uint32_t size;   /* slot bytes */
   uint16_t nslots; /* slots laid out in a chunk */
-  uint16_t off;    /* first slot's offset in a chunk; the bitmap lies below (layout.c) */
+  uint16_t off;    /* first slot's offset in a chunk; the bitmap lies below (0: beside the chunk, layout.c) */
   uint32_t cap;    /* slots a chunk serves (all it lays out: nslots) */
   uint32_t recip;  /* floor(2^32 / size) + 1: x / size is (x * recip) >> 32 for x < 2^17 */
 } dm_class_t;

@@ -22,23 +22,37 @@
 
 /* devmalloc_stats_t reports every class, one entry each. */
 _Static_assert(DEVMALLOC_NUM_CLASSES == DM_NUM_CLASSES, "public class count differs from the core's");
+_Static_assert(sizeof(dm_chunk_t) == 128, "a chunk descriptor is one 128-byte line");
 
-/* Slot geometry of every class (see sizeclass.c for the class sizes). The
- * first slot's offset is chosen per class: the bitmap below it takes a word
- * per 64 slots (16 B slots: 127 words, about 1 KiB; 2560 B: one word). Of
- * the offsets at or below DM_SLAB_ALIGN_MAX that leave room for the bitmap,
- * the largest with the most slots; a power-of-two class takes only
- * multiples of min(size, DM_SLAB_ALIGN_MAX), so that its slots keep that
- * alignment (aligned requests use those classes). Every slot is served,
- * those at 16 KiB-aligned addresses too: free() asks the chunk's tag before
- * it takes such an address for a large block (devmalloc.cu, single.c).
- * Skipping them instead cost the 1 KiB class 7 of its 127 slots, and a
- * 32-lane warp's request then spilled into a second chunk or word. */
+/* Slot geometry of every class (see sizeclass.c for the class sizes). A
+ * chunk's bitmap takes a word per 64 slots. The classes from DM_SIDE_CLASS
+ * (320 B and up, at most 64 * DM_SIDE_WORDS slots) keep it beside the
+ * chunk, in its descriptor (chunk.h: chunk_bitmap), and their slots start at
+ * the chunk's first byte: 128 slots of 1 KiB, 32 of 4 KiB, whole warps'
+ * worth; with the bitmap in the chunk they had one slot fewer, each
+ * chunk's last 32-lane request spilled a lane into another chunk, in the
+ * slow path, and a 4 KiB warp needed two chunks (4 GiB heap, H200, against
+ * the build before: 4 KiB alloc 1.4 .. 1.9x, 4 KiB pair 1.5x, 8 KiB pair
+ * 1.2x, 1 KiB pair 1.2x; chunk.h says why 256 B stays in the chunk, at
+ * 511 slots). The smaller classes keep it at the chunk's start, below the first
+ * slot, whose offset is chosen per class: of the offsets up to
+ * DM_SLAB_ALIGN_MAX that leave room for the bitmap, the largest with the
+ * most slots; a power-of-two class takes only multiples of
+ * min(size, DM_SLAB_ALIGN_MAX), so that its slots keep that alignment
+ * (aligned requests use those classes). Every slot is served, those at
+ * 16 KiB-aligned addresses too: free() asks the chunk's tag before it takes
+ * such an address for a large block (devmalloc.cu, single.c). */
 void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = dm_class_size(c), pow2 = (size & (size - 1u)) == 0;
     uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size : pow2 ? DM_SLAB_ALIGN_MAX : DM_MIN_ALIGN;
     dm_class_t best = {0}, cand = {size, 0, 0, 0, 0xffffffffu / size + 1u};
+    cand.nslots = (uint16_t)(DM_CHUNK_BYTES / size);
+    cand.cap = cand.nslots;
+    if (c >= DM_SIDE_CLASS) { /* beside the chunk, offset 0 */
+      out[c] = cand;
+      continue;
+    }
     for (uint32_t off = step; off <= DM_SLAB_ALIGN_MAX; off += step) {
       cand.off = (uint16_t)off;
       cand.nslots = (uint16_t)((DM_CHUNK_BYTES - off) / size);

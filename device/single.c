@@ -59,7 +59,7 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
     return why;
   }
   uint32_t cls = tag_class(tag);
-  if (!dm_slab_free_bits(h, chunk, word, bit)) {
+  if (!dm_slab_free_bits(h, chunk, tag, word, bit)) {
     dm_heap_note_misuse(h, DM_FREE_DOUBLE);
     return DM_FREE_DOUBLE;
   }

@@ -2,9 +2,10 @@
  * slab.c — small blocks (the paper's UAlloc, with XMalloc/RW-BM search).
  *
  * Memory comes in 128 KiB chunks taken from the buddy tree. A chunk serves one
- * size class of one arena (an SM on the GPU); its slot bitmap lies at its
- * start and slots follow from the class's offset (16 .. 1024, layout.c:
- * dm_classes_compute). The chunk's descriptor (dm_chunk_t,
+ * size class of one arena (an SM on the GPU); its slot bitmap lies beside it
+ * in its descriptor (classes of 320 B and up) or at its start, and slots
+ * follow from the class's offset (0 .. 1024, layout.c: dm_classes_compute;
+ * chunk.h: chunk_bitmap). The chunk's descriptor (dm_chunk_t,
  * outside the pool, never freed) holds `live` = tag << 32 | used, where tag
  * names arena and class (0: not a slab chunk) and `used` counts slots claimed
  * or pinned.
@@ -109,7 +110,7 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
 static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
                                        uint32_t way, uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
-  uint64_t *bm = chunk_bitmap(h, idx);
+  uint64_t *bm = chunk_bitmap(h, idx, cls);
   uint32_t words = dm_class_words(c);
   uint64_t mine = 0;
   for (uint32_t w = 0; w < words; w++) {
@@ -173,7 +174,7 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
  * the chunk went to another bin meanwhile) is given back: a CAS loop here
  * let one warp in hundreds win per round when a small heap's few arenas put
  * them all on one chunk. The load before the add skips a full hint without
- * touching it: classes whose chunk one warp fills (4 KiB: 31 slots) would
+ * touching it: classes whose chunk one warp fills (4 KiB: 32 slots) would
  * otherwise add and give back on nearly every pin. An add on a chunk back in
  * the tree or formatted for another bin is harmless: formatting adds to
  * `live` (never stores), the reclaim's CAS expects exactly its empty value,
@@ -310,7 +311,7 @@ static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
 static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   const dm_class_t *c = &h->classes[rv->cls];
   uint32_t idx = rv->chunk - 1, words = dm_class_words(c);
-  uint64_t *bm = chunk_bitmap(h, idx);
+  uint64_t *bm = chunk_bitmap(h, idx, rv->cls);
   uint32_t want = n < rv->pinned ? n : rv->pinned;
   /* Start where the pin count points: warps that pinned at once start at
    * different words, and a chunk filling up is searched from its frontier. */
@@ -495,7 +496,7 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
  * than half of its first chunk decides the run before its wait, which then
  * counts the whole run as expected units: requests arriving meanwhile wait
  * for the run instead of growing themselves. When only the first chunk was
- * expected (nothing, for a 4 KiB request: 31 slots, the whole chunk), every
+ * expected (nothing, for a 4 KiB request: the whole chunk), every
  * 4 KiB warp grew on its own, took a run of 8 chunks, ran the tree dry, and
  * a fresh heap's first 4 KiB pass spent 12-22 ms in the tree's semaphores;
  * 1.1 ms with this (H200; the passes after it 0.25 -> 0.65 ms: the bins no
@@ -577,8 +578,9 @@ static DM_INLINE dm_bin_t *bin_share(dm_heap_t *h, dm_resv_t *rv, uint32_t m, dm
  * convention"). Returns the slots it claimed (bits 0: none) and leaves in
  * *rv what dm_slab_grant goes on from: units to give back to rv->chunk,
  * units to pin, slots pinned and not yet claimed. Takes nothing for more
- * slots than a chunk holds (4 KiB and up: a warp needs two chunks; trying
- * first made a fresh heap's 4 KiB allocation 0.6-0.7x as fast, H200). */
+ * slots than a chunk holds (a 32-lane warp of the classes above 4 KiB needs
+ * two chunks; trying first made a fresh heap's 4 KiB allocation 0.6-0.7x as
+ * fast when a 4 KiB chunk held 31 slots, H200). */
 DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   const dm_class_t *c = &h->classes[rv->cls];
   uint32_t cap = c->cap;
@@ -681,8 +683,9 @@ DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off) {
 /* Clear `bits` in a chunk's bitmap word; returns those that were set (the
  * others are double frees). A release: the caller's stores to the slots come
  * before another thread can claim them (devmalloc.cu, "free"). */
-DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t word, uint64_t bits) {
-  return dm_and64_release(&chunk_bitmap(h, chunk)[word], ~bits) & bits;
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word,
+                                 uint64_t bits) {
+  return dm_and64_release(&chunk_bitmap(h, chunk, tag_class(tag))[word], ~bits) & bits;
 }
 
 /* Account `count` slots of chunk idx freed (their bits already cleared);

@@ -78,15 +78,18 @@ static void test_chunk_geometry(void **st) {
     assert_true(usable * 100 >= DM_CHUNK_BYTES * 90);
     assert_true(cl[c].cap <= DM_CHUNK_WORDS * 64);
   }
-  assert_int_equal(cl[dm_class_of(2048, 16)].cap, 63);
-  assert_int_equal(cl[dm_class_of(1024, 16)].cap, 127); /* those on 16 KiB boundaries too */
-  assert_int_equal(cl[dm_class_of(16, 16)].cap, 8128);
-  assert_int_equal(cl[dm_class_of(2560, 16)].cap, 51);
-  assert_int_equal(cl[dm_class_of(3072, 16)].cap, 42);
-  assert_int_equal(cl[dm_class_of(1536, 16)].cap, 85);
+  /* From 320 B up the bitmap lies beside the chunk: whole chunks of slots,
+   * those on 16 KiB boundaries too. Below, it takes the first slots. */
+  static const struct { uint32_t size, cap; } want[] = {
+      {256, 511}, {320, 409}, {512, 256}, {1024, 128}, {2048, 64}, {4096, 32}, {8192, 16},
+      {128, 1023}, {16, 8128}, {2560, 51}, {3072, 42}, {1536, 85}};
+  for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+    if (cl[dm_class_of(want[k].size, 16)].cap != want[k].cap)
+      fail_msg("%u B: %u slots, not %u", want[k].size, cl[dm_class_of(want[k].size, 16)].cap, want[k].cap);
 }
 
-/* Each class's first slot lies past its bitmap, its slots end inside the
+/* Each class's first slot lies past its bitmap (or at the chunk's start when
+ * the bitmap lies beside the chunk), its slots end inside the
  * chunk, and a power-of-two class's slots keep the alignment aligned
  * requests are promised (min(size, 1024)). */
 static void test_class_offsets(void **st) {
@@ -94,7 +97,11 @@ static void test_class_offsets(void **st) {
   dm_classes_compute(cl);
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = cl[c].size, off = cl[c].off;
-    assert_true(off >= dm_class_words(&cl[c]) * 8u);
+    uint32_t words = dm_class_words(&cl[c]);
+    assert_true(words <= DM_CHUNK_WORDS);
+    /* beside the chunk from DM_SIDE_CLASS, which must fit there */
+    if (c >= DM_SIDE_CLASS) assert_true(off == 0 && words <= DM_SIDE_WORDS);
+    else assert_true(off >= words * 8u && off > 0);
     assert_true(off <= DM_SLAB_ALIGN_MAX);
     assert_int_equal(off % DM_MIN_ALIGN, 0);
     assert_true((uint64_t)off + (uint64_t)cl[c].nslots * size <= DM_CHUNK_BYTES);
@@ -136,6 +143,56 @@ static void test_aligned_slots(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* A class whose bitmap lies beside its chunks (1 KiB: 128 slots) fills a
+ * chunk from its first byte to its last, and the blocks' owners may write
+ * every byte of it: the allocator's state is elsewhere. Half the slots,
+ * freed and asked for again, come back exactly, and no slot twice; the
+ * heap check reads that bitmap. */
+static void test_side_bitmap_fills_chunk(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 8 * MiB, 1);
+  enum { SZ = 1024, N = DM_CHUNK_BYTES / SZ };
+  uint32_t cls = (uint32_t)dm_class_of(SZ, 16), cap = f.h->classes[cls].cap;
+  assert_int_equal(cap, N);
+  static char *p[N];
+  char *lo = NULL;
+  for (uint32_t i = 0; i < cap; i++) {
+    assert_non_null(p[i] = dm_malloc(f.h, SZ, 16));
+    if (!lo || p[i] < lo) lo = p[i];
+  }
+  assert_int_equal((uint64_t)(lo - f.h->buddy.base) % DM_CHUNK_BYTES, 0); /* the chunk's first byte */
+  for (uint32_t i = 0; i < cap; i++) {
+    assert_true(p[i] >= lo && p[i] < lo + DM_CHUNK_BYTES);
+    memset(p[i], 0xff, SZ); /* every byte of the chunk */
+  }
+  fixture_assert_consistent(&f);
+  char *more = dm_malloc(f.h, SZ, 16); /* the chunk is full: another one */
+  assert_true(more < lo || more >= lo + DM_CHUNK_BYTES);
+  for (uint32_t i = 0; i < cap; i += 2) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  /* a slot's bit set behind the count is caught */
+  uint64_t *w0 = chunk_bitmap(f.h, (uint32_t)((uint64_t)(lo - f.h->buddy.base) >> DM_CHUNK_SHIFT), cls);
+  char why[160] = "";
+  *w0 |= 1;
+  assert_true(dm_heap_check(f.h, why, sizeof why) > 0);
+  assert_non_null(strstr(why, "chunk's count disagrees with its bitmap"));
+  *w0 &= ~1ull;
+  fixture_assert_consistent(&f);
+  static uint8_t seen[N];
+  memset(seen, 0, sizeof seen);
+  for (uint32_t i = 0; i < cap; i += 2) {
+    char *q = dm_malloc(f.h, SZ, 16);
+    assert_true(q >= lo && q < lo + DM_CHUNK_BYTES);
+    uint32_t k = (uint32_t)((q - lo) / SZ);
+    assert_int_equal(k % 2, 0);
+    assert_int_equal(seen[k]++, 0);
+  }
+  for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  assert_int_equal(dm_free(f.h, more), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(f.h));
+  fixture_heap_fini(&f);
+}
+
 /* Slots at 16 KiB-aligned addresses are served and free as slots (free()
  * asks the chunk's tag), a double free of one is caught, and a large block
  * (16 KiB-aligned, in no slab chunk) still frees as one. */
@@ -157,7 +214,7 @@ static void test_aligned_slots_free_as_slots(void **st) {
       if ((uintptr_t)p[i] % DM_DISPATCH_ALIGN == 0) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_DOUBLE);
     free(p);
   }
-  assert_int_equal(aligned_1k, 7); /* a chunk of 1 KiB slots from 1 KiB on */
+  assert_int_equal(aligned_1k, 8); /* a chunk of 1 KiB slots from its start: one per 16 KiB */
   void *big = dm_malloc(f.h, 20000, 16);
   assert_int_equal((uintptr_t)big % DM_DISPATCH_ALIGN, 0);
   assert_int_equal(dm_free(f.h, big), DM_FREE_OK);
@@ -625,8 +682,8 @@ static void test_fresh_chunks(void **st) {
   fixture_assert_consistent(&f);
   /* a 4 KiB bin's grows take runs of 1, 2 and 4 chunks, in order */
   uint32_t big4 = (uint32_t)dm_class_of(4096, 16), cap4 = h->classes[big4].cap;
-  void *r[7 * 31];
-  assert_int_equal(cap4, 31);
+  void *r[7 * 32];
+  assert_int_equal(cap4, 32);
   for (uint32_t i = 0; i < 7 * cap4; i++) assert_non_null(r[i] = dm_malloc(h, 4096, 16));
   assert_int_equal(dm_fresh_count(h), n - 8);
   assert_int_equal(h->hstats->footprint, 8 * DM_CHUNK_BYTES);
@@ -937,6 +994,7 @@ int main(void) {
       cmocka_unit_test(test_aligned_slots),
       cmocka_unit_test(test_class_div_exact),
       cmocka_unit_test(test_aligned_slots_free_as_slots),
+      cmocka_unit_test(test_side_bitmap_fills_chunk),
       cmocka_unit_test(test_min_block),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_pin_from_stack_while_searched),
