@@ -6,10 +6,12 @@
  * 3584, 4096, 6144, 7168, 8192 (dm_class_size). Every class is a multiple of
  * 16, so every slot is 16-byte aligned; a request of 65..4096 B is rounded up
  * by less than 25% (uniform sizes of 16..4096 B fill 92% of the slots they
- * take, against 86% with the earlier steps of 3/4). 5 KiB is left out: 25
- * slots of it fit in a chunk and two sit at 16 KiB-aligned addresses, so it
- * would use 89.8% of its chunk, below the 90% every class keeps; 4097..6144 B
- * take 6144. Powers of two keep classes of their own.
+ * take, against 86% with the earlier steps of 3/4). 5 KiB is left out
+ * (4097..6144 B take 6144): when slots at 16 KiB-aligned addresses were not
+ * served it would have used 89.8% of its chunk, below the 90% every class
+ * keeps; now its 25 slots would use 97.7%, and it could be the 32nd class,
+ * the most a chunk's tag keeps (not done: the public per-class counters
+ * would change size). Powers of two keep classes of their own.
  *
  * The lookup is closed form, for the GPU's sake: the leading bit of size-1
  * gives the power of two, the next two bits the step. A request with
