@@ -182,15 +182,12 @@ static void check_held(const dm_heap_t *h, report_t *r) {
 static void check_bitmaps(const dm_heap_t *h, report_t *r) {
   for (uint32_t i = 0; i < h->nchunks; i++) {
     uint64_t v = h->chunks[i].live;
-    uint32_t tag = (uint32_t)(v >> 32);
-    if (!tag) continue;
-    const dm_class_t *c = &h->classes[tag_class(tag)];
-    uint32_t words = dm_class_words(c), set = 0;
-    if (tag_class(tag) < DM_SIDE_CLASS) continue;
-    const uint64_t *bm = chunk_bitmap(h, i, tag_class(tag));
-    for (uint32_t w = 0; w < words; w++) {
-      uint64_t x = bm[w], pad = 0;
-      if (w == words - 1 && (c->nslots & 63u)) pad = ~0ull << (c->nslots & 63u);
+    uint32_t tag = (uint32_t)(v >> 32), cls = tag ? tag_class(tag) : 0, set = 0;
+    if (!tag || !dm_class_beside(cls)) continue;
+    const dm_class_t *c = &h->classes[cls];
+    const uint64_t *bm = chunk_bitmap(h, i, cls);
+    for (uint32_t w = 0; w < dm_class_words(c); w++) {
+      uint64_t x = bm[w], pad = dm_class_pad(c, w);
       if ((x & pad) != pad) fail(r, "bitmap bits past a chunk's last slot are clear", i);
       set += (uint32_t)__builtin_popcountll(x & ~pad);
     }

@@ -42,7 +42,7 @@ static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
  * which a free reads anyway: a load of the class's offset, or an array of
  * its own, grew free's frame by 8 bytes on sm_90. */
 static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx, uint32_t cls) {
-  return cls >= DM_SIDE_CLASS ? h->chunks[idx].bits : (uint64_t *)chunk_base(h, idx);
+  return dm_class_beside(cls) ? h->chunks[idx].bits : (uint64_t *)chunk_base(h, idx);
 }
 /* The caller's way of a bin: the arena hint's quotient by the arena count
  * (its remainder picks the arena), so that the warps sharing an arena
@@ -154,7 +154,7 @@ static DM_INLINE void way_drain(dm_heap_t *h, dm_way_t *w) {
  * lock and no other. */
 static DM_INLINE int chunk_unbin(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   dm_bin_t *b = bin_at(h, tag_arena(tag), tag_class(tag));
-  uint32_t cap = h->classes[tag_class(tag)].cap, way = live_way(dm_load64(&h->chunks[idx].live));
+  uint32_t cap = h->classes[tag_class(tag)].nslots, way = live_way(dm_load64(&h->chunks[idx].live));
   uint64_t empty = (uint64_t)tag << 32 | (uint64_t)way << DM_LIVE_WAY_SHIFT;
   if (!dm_sem_try_wait(&b->sem, cap)) return 0;
   dm_way_t *w = bin_way(h, b, way & h->way_mask);

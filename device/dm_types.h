@@ -143,9 +143,9 @@ typedef struct dm_bin {
 
 typedef struct dm_class {
   uint32_t size;   /* slot bytes */
-  uint16_t nslots; /* slots laid out in a chunk */
   uint16_t off;    /* first slot's offset in a chunk; the bitmap lies below (0: beside the chunk, layout.c) */
-  uint32_t cap;    /* slots a chunk serves (all it lays out: nslots) */
+  uint16_t pad;    /* nslots at byte 8: at byte 4, malloc's frame grew 56 -> 64 bytes on sm_90 */
+  uint32_t nslots; /* slots a chunk lays out and serves */
   uint32_t recip;  /* floor(2^32 / size) + 1: x / size is (x * recip) >> 32 for x < 2^17 */
 } dm_class_t;
 
@@ -160,6 +160,17 @@ static DM_INLINE uint32_t dm_class_div(const dm_class_t *c, uint32_t x) {
 
 /* Bitmap words of a chunk of class c (one bit per slot laid out). */
 static DM_INLINE uint32_t dm_class_words(const dm_class_t *c) { return (c->nslots + 63u) >> 6; }
+
+/* The bits of bitmap word w past class c's last slot: always set, so that
+ * no claim finds them free. */
+static DM_INLINE uint64_t dm_class_pad(const dm_class_t *c, uint32_t w) {
+  return w == dm_class_words(c) - 1u && (c->nslots & 63u) ? ~0ull << (c->nslots & 63u) : 0;
+}
+
+/* Whether class cls keeps its slot bitmap beside its chunks, in the
+ * descriptor (from DM_SIDE_CLASS; chunk.h: chunk_bitmap), its first slot at
+ * the chunk's first byte. */
+static DM_INLINE int dm_class_beside(uint32_t cls) { return cls >= DM_SIDE_CLASS; }
 
 /* Slot bytes of class c: 16, 32, 48, 64, then four steps per power of two,
  * 2^k + j * 2^(k-2) for j = 1..4 (80, 96, 112, 128, 160, ... 7168, 8192),

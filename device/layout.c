@@ -46,19 +46,16 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = dm_class_size(c), pow2 = (size & (size - 1u)) == 0;
     uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size : pow2 ? DM_SLAB_ALIGN_MAX : DM_MIN_ALIGN;
-    dm_class_t best = {0}, cand = {size, 0, 0, 0, 0xffffffffu / size + 1u};
-    cand.nslots = (uint16_t)(DM_CHUNK_BYTES / size);
-    cand.cap = cand.nslots;
-    if (c >= DM_SIDE_CLASS) { /* beside the chunk, offset 0 */
+    dm_class_t best = {0}, cand = {size, 0, 0, (uint32_t)(DM_CHUNK_BYTES / size), 0xffffffffu / size + 1u};
+    if (dm_class_beside(c)) { /* offset 0 */
       out[c] = cand;
       continue;
     }
     for (uint32_t off = step; off <= DM_SLAB_ALIGN_MAX; off += step) {
       cand.off = (uint16_t)off;
-      cand.nslots = (uint16_t)((DM_CHUNK_BYTES - off) / size);
-      cand.cap = cand.nslots;
+      cand.nslots = (uint32_t)((DM_CHUNK_BYTES - off) / size);
       /* the bitmap below the first slot, and no fewer slots */
-      if (off < dm_class_words(&cand) * 8u || cand.cap < best.cap) continue;
+      if (off < dm_class_words(&cand) * 8u || cand.nslots < best.nslots) continue;
       best = cand;
     }
     out[c] = best;

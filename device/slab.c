@@ -114,7 +114,7 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   uint32_t words = dm_class_words(c);
   uint64_t mine = 0;
   for (uint32_t w = 0; w < words; w++) {
-    uint64_t v = w == words - 1 && (c->nslots & 63u) ? ~0ull << (c->nslots & 63u) : 0;
+    uint64_t v = dm_class_pad(c, w);
     if (w == 0) { /* the caller's slots: the first `take` free ones */
       mine = lowest_bits(~v, take);
       DM_ASSERT((uint32_t)dm_popc64(mine) == take);
@@ -161,7 +161,7 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   uint64_t old = dm_add64(&h->chunks[idx].live, (uint64_t)0 - n);
   uint32_t tag = (uint32_t)(old >> 32), used = live_used(old);
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
-  uint32_t cap = h->classes[tag_class(tag)].cap;
+  uint32_t cap = h->classes[tag_class(tag)].nslots;
   if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
   if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
@@ -279,7 +279,7 @@ static DM_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint
  * pinned. */
 static DM_COLD int resv_pin_other(dm_heap_t *h, dm_resv_t *rv) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
+  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].nslots;
   uint32_t at = bin_way_index(h);
   dm_way_t *mine = bin_way(h, b, at);
   uint32_t seen = dm_load32(&mine->hint);
@@ -296,7 +296,7 @@ static DM_COLD int resv_pin_other(dm_heap_t *h, dm_resv_t *rv) {
 /* Move the reservation's units onto a chunk of its bin: the caller's way
  * first (way_pin), then, with several ways, the others. */
 static DM_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv) {
-  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].cap;
+  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].nslots;
   dm_way_t *w = bin_way(h, bin_at(h, rv->arena, rv->cls), bin_way_index(h));
   for (;;) {
     if (way_pin(h, w, rv, tag, cap) == 1) return;
@@ -398,7 +398,7 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t 
   if (!got) return 0;
   *g = chunk_format(h, idx[0], rv->arena, rv->cls, way, n);
   bin_add_chunks(h, bin_at(h, rv->arena, rv->cls), rv->arena, rv->cls, way, idx, got, n,
-                 h->classes[rv->cls].cap, expected);
+                 h->classes[rv->cls].nslots, expected);
   return 1;
 }
 
@@ -453,7 +453,7 @@ static DM_INLINE int past_half(const dm_heap_t *h) {
 static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
                              dm_grant_t *g) {
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
-  uint32_t cap = h->classes[rv->cls].cap;
+  uint32_t cap = h->classes[rv->cls].nslots;
   uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
   uint32_t way = grows & h->way_mask; /* the bin's grows take the ways in turn */
   if (!k) k = grow_run_rule(grows);
@@ -583,7 +583,7 @@ static DM_INLINE dm_bin_t *bin_share(dm_heap_t *h, dm_resv_t *rv, uint32_t m, dm
  * fast when a 4 KiB chunk held 31 slots, H200). */
 DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   const dm_class_t *c = &h->classes[rv->cls];
-  uint32_t cap = c->cap;
+  uint32_t cap = c->nslots;
   dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
   dm_grant_t g;
   g.bits = 0;
@@ -632,7 +632,7 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
       continue;
     }
     if (rv->tries == 0) { /* stage one in the home arena */
-      uint32_t cap = h->classes[rv->cls].cap, m = n < cap ? n : cap;
+      uint32_t cap = h->classes[rv->cls].nslots, m = n < cap ? n : cap;
       dm_bin_t *b = bin_at(h, rv->arena, rv->cls);
       if (!dm_load32(&b->held)) b = bin_share(h, rv, m, b);
       /* a grower that keeps most of its first chunk announces its run */

@@ -73,10 +73,10 @@ static void test_chunk_geometry(void **st) {
   dm_class_t cl[DM_NUM_CLASSES];
   dm_classes_compute(cl);
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-    uint64_t usable = (uint64_t)cl[c].cap * cl[c].size;
+    uint64_t usable = (uint64_t)cl[c].nslots * cl[c].size;
     /* Every class uses at least 90% of its chunk (the paper's 2 KiB class used half). */
     assert_true(usable * 100 >= DM_CHUNK_BYTES * 90);
-    assert_true(cl[c].cap <= DM_CHUNK_WORDS * 64);
+    assert_true(cl[c].nslots <= DM_CHUNK_WORDS * 64);
   }
   /* From 320 B up the bitmap lies beside the chunk: whole chunks of slots,
    * those on 16 KiB boundaries too. Below, it takes the first slots. */
@@ -84,8 +84,8 @@ static void test_chunk_geometry(void **st) {
       {256, 511}, {320, 409}, {512, 256}, {1024, 128}, {2048, 64}, {4096, 32}, {8192, 16},
       {128, 1023}, {16, 8128}, {2560, 51}, {3072, 42}, {1536, 85}};
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
-    if (cl[dm_class_of(want[k].size, 16)].cap != want[k].cap)
-      fail_msg("%u B: %u slots, not %u", want[k].size, cl[dm_class_of(want[k].size, 16)].cap, want[k].cap);
+    if (cl[dm_class_of(want[k].size, 16)].nslots != want[k].cap)
+      fail_msg("%u B: %u slots, not %u", want[k].size, cl[dm_class_of(want[k].size, 16)].nslots, want[k].cap);
 }
 
 /* Each class's first slot lies past its bitmap (or at the chunk's start when
@@ -152,7 +152,7 @@ static void test_side_bitmap_fills_chunk(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
   enum { SZ = 1024, N = DM_CHUNK_BYTES / SZ };
-  uint32_t cls = (uint32_t)dm_class_of(SZ, 16), cap = f.h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(SZ, 16), cap = f.h->classes[cls].nslots;
   assert_int_equal(cap, N);
   static char *p[N];
   char *lo = NULL;
@@ -201,7 +201,7 @@ static void test_aligned_slots_free_as_slots(void **st) {
   fixture_heap_init(&f, 8 * MiB, 1);
   uint32_t aligned_1k = 0;
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
-    uint32_t size = f.h->classes[c].size, cap = f.h->classes[c].cap;
+    uint32_t size = f.h->classes[c].size, cap = f.h->classes[c].nslots;
     void **p = calloc(cap, sizeof *p);
     for (uint32_t i = 0; i < cap; i++) {
       p[i] = dm_malloc(f.h, size, 16);
@@ -268,7 +268,7 @@ static void test_grant_fast_next(void **st) {
   fixture_heap_init(&f, 8 * MiB, 300);
   dm_heap_t *h = f.h;
   assert_int_equal(h->way_mask, 0);
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   uint32_t arena = dm_heap_arena(h); /* this thread's */
   dm_bin_t *b = bin_at(h, arena, cls);
   void *p[128];
@@ -304,7 +304,7 @@ static void test_pin_from_stack_while_searched(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 300);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   dm_bin_t *b = bin_at(h, dm_heap_arena(h), cls);
   dm_way_t *w = &b->way0;
   void *p[7 * 64];
@@ -374,7 +374,7 @@ static void test_ways(void **st) {
   assert_int_equal(dm_ways_for(455), 1);
   assert_int_equal(dm_ways_for(113), 4);
   assert_int_equal(dm_ways_for(7), DM_BIN_WAYS);
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   dm_bin_t *bin = &h->bins[cls];
   void *p0 = dm_malloc(h, 4096, 16), *q[128], *r[1];
   uint32_t c1 = chunk_of(h, p0); /* the bin's first grow: way 0 */
@@ -416,7 +416,7 @@ static void test_bin_bookkeeping(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   dm_bin_t *bin = &h->bins[cls];
   void *p[128];
   for (uint32_t i = 0; i < cap; i++) p[i] = dm_malloc(h, 4096, 16);
@@ -478,7 +478,7 @@ static void test_grow_runs(void **st) {
   fixture_heap_t f;
   fixture_heap_init_tree(&f, 16 * MiB, 1);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   uint32_t want[] = {1, 2, 4, 8, 8}, total = 0;
   static void *p[23 * 32];
   uint32_t n = 0;
@@ -517,7 +517,7 @@ static void test_empty_chunks_adopted(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 4 * MiB, 2);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(1024, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(1024, 16), cap = h->classes[cls].nslots;
   enum { MAX = 4096 };
   char **p = calloc(MAX, sizeof *p);
   uint32_t n = 0;
@@ -681,7 +681,7 @@ static void test_fresh_chunks(void **st) {
   assert_int_equal(dm_fresh_count(h), n - 1);
   fixture_assert_consistent(&f);
   /* a 4 KiB bin's grows take runs of 1, 2 and 4 chunks, in order */
-  uint32_t big4 = (uint32_t)dm_class_of(4096, 16), cap4 = h->classes[big4].cap;
+  uint32_t big4 = (uint32_t)dm_class_of(4096, 16), cap4 = h->classes[big4].nslots;
   void *r[7 * 32];
   assert_int_equal(cap4, 32);
   for (uint32_t i = 0; i < 7 * cap4; i++) assert_non_null(r[i] = dm_malloc(h, 4096, 16));
@@ -765,7 +765,7 @@ static void test_steal_waits_for_grows(void **st) {
   dm_sem_t *s0 = &h->bins[0 * DM_NUM_CLASSES + cls].sem;
   assert_int_equal(dm_sem_value(s0), 0);
   /* arena 0's bin announces a grow of one chunk's units, as a request does */
-  uint32_t cap = h->classes[cls].cap;
+  uint32_t cap = h->classes[cls].nslots;
   assert_int_equal(dm_sem_wait(s0, 1, cap), DM_SEM_GROW);
   assert_int_equal(dm_sem_expected(s0), cap - 1);
   dm_resv_t rv;
@@ -848,7 +848,7 @@ static void test_small_requests_share_a_bin(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 64 * MiB, 2 * DM_SHARE_ARENAS);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(64, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(64, 16), cap = h->classes[cls].nslots;
   enum { MAX = 40000 };
   char **p = calloc(MAX, sizeof *p);
   uint32_t n = 0;
@@ -893,7 +893,7 @@ static void test_grant_fast(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
   dm_heap_t *h = f.h;
-  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].cap;
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   dm_bin_t *b = bin_at(h, 0, cls);
   char *got[96];
   uint32_t n = 0;

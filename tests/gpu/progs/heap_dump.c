@@ -55,7 +55,7 @@ static void dump_bins(const dm_heap_t *h, FILE *f, uint32_t most) {
     locked += locks != 0;
     if (!dm_semw_e(w) && !dm_semw_r(w) && dm_semw_c(w) >= 0 && !locks) continue;
     if (busy++ >= most) continue;
-    uint32_t cls = k % DM_NUM_CLASSES, cap = h->classes[cls].cap;
+    uint32_t cls = k % DM_NUM_CLASSES, cap = h->classes[cls].nslots;
     fprintf(f, "DUMP bin arena %u class %u (%u B, cap %u): C %d E %u R %u grows %u\n",
             k / DM_NUM_CLASSES, cls, h->classes[cls].size, cap, dm_semw_c(w), dm_semw_e(w),
             dm_semw_r(w), bin->grows);
@@ -80,7 +80,7 @@ static void dump_bins(const dm_heap_t *h, FILE *f, uint32_t most) {
     slab++;
     empty += live_used(v) == 0;
     flagged += (v & DM_LIVE_PEND) != 0;
-    over += live_used(v) > h->classes[tag_class(tag)].cap;
+    over += live_used(v) > h->classes[tag_class(tag)].nslots;
   }
   fprintf(f, "DUMP bins locked %u, bins with expected/reserved/negative units %u; slab chunks %u, "
              "empty %u, re-list flag %u, count above cap %u\n",
