@@ -50,6 +50,11 @@ static DM_INLINE uint64_t *chunk_bitmap(const dm_heap_t *h, uint32_t idx, uint32
 static DM_INLINE uint32_t bin_way_index(const dm_heap_t *h) {
   return h->way_mask ? (dm_arena_hint(DM_ARENAS_PER_SM) / h->narenas) & h->way_mask : 0;
 }
+/* The caller's warp slot's chunk hint for class cls (NULL: the heap keeps none; slab.c, "Slot hints"). */
+static DM_INLINE uint32_t *slot_hint(const dm_heap_t *h, uint32_t cls) {
+  return h->shints ? &h->shints[(dm_arena_hint(DM_ARENAS_PER_SM) % DM_HINT_SLOTS) * DM_NUM_CLASSES + cls]
+                   : 0;
+}
 /* Way i of bin b (i <= way_mask). */
 static DM_INLINE dm_way_t *bin_way(const dm_heap_t *h, dm_bin_t *b, uint32_t i) {
   return i ? &h->ways[(uint64_t)(b - h->bins) * h->way_mask + i - 1u] : &b->way0;

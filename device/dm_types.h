@@ -44,6 +44,8 @@
 #define DM_GROW_RUN_LOG2   3u    /* a bin's n-th grow takes 2^min(n, this) chunks in one tree operation */
 #define DM_BIN_WAYS        8u    /* most ways of a bin (slab.c, "Ways"); a power of two */
 #define DM_WAY_SLOTS       512u  /* warp slots a GPU is taken to have when a heap's ways are picked (layout.c) */
+#define DM_HINT_SLOTS      1024u /* warp slots (SM x DM_ARENAS_PER_SM, modulo this) with a chunk hint of their own, per class (slab.c) */
+#define DM_HINT_POOL_MIN   ((uint64_t)DM_HINT_SLOTS * DM_NUM_CLASSES * 4 * 256) /* smallest pool with slot hints: they take at most 1/256 of it */
 #define DM_PIN_WALK        2u    /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_SHARE_ARENAS    8u    /* a small request of a bin without chunks is served by the first bin of this many arenas (slab.c: bin_share) */
 #define DM_SHARE_CHUNKS    8u    /* until that bin holds this many chunks */
@@ -274,7 +276,7 @@ typedef struct dm_layout {
   uint64_t pool_bytes;
   uint64_t nodes;        /* 2 << top */
   uint64_t state_off, lock_off, avail_off, sem_off;
-  uint64_t chunk_off, bin_off, ways_off, astats_off, hstats_off, heap_off;
+  uint64_t chunk_off, bin_off, ways_off, shint_off, astats_off, hstats_off, heap_off;
   uint64_t avail_words;
   uint64_t nchunks;
   uint64_t total;        /* bytes needed: == heap_bytes */
@@ -294,6 +296,7 @@ typedef struct dm_heap {
   dm_chunk_t *chunks;
   dm_bin_t *bins;              /* narenas * DM_NUM_CLASSES */
   dm_way_t *ways;              /* ways 1 .. way_mask of each bin, bin after bin (NULL: one way) */
+  uint32_t *shints;            /* DM_HINT_SLOTS x DM_NUM_CLASSES chunk hints, index+1 (slab.c; NULL: one way, or a pool below DM_HINT_POOL_MIN) */
   dm_arena_stats_t *astats;    /* narenas */
   dm_heap_stats_t *hstats;
   uint32_t narenas;

@@ -125,6 +125,10 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->bin_off = o;    o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * sizeof(dm_bin_t), 256);
   L->ways_off = o;
   o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * (dm_ways_for(narenas) - 1) * sizeof(dm_way_t), 256);
+  if (dm_ways_for(narenas) > 1 && pool >= DM_HINT_POOL_MIN) { /* 0: none (slab.c, "Slot hints") */
+    L->shint_off = o;
+    o = ALIGN_UP(o + (uint64_t)DM_HINT_SLOTS * DM_NUM_CLASSES * 4, 256);
+  }
   L->astats_off = o; o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
   L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
   L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
@@ -211,6 +215,7 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->narenas = L->narenas;
   h->way_mask = dm_ways_for(L->narenas) - 1;
   h->ways = h->way_mask ? (dm_way_t *)(uintptr_t)(base + L->ways_off) : NULL;
+  h->shints = L->shint_off ? (uint32_t *)(uintptr_t)(base + L->shint_off) : NULL;
   h->nchunks = (uint32_t)L->nchunks;
   dm_classes_compute(h->classes);
   h->bcache = (dm_bcache_t *)(uintptr_t)(base + L->bcache_off);

@@ -47,6 +47,15 @@
  * slot group lets a bin fill that many chunks at once. Ways hold nothing
  * apart: a way's chunks are every way's to pin, so no slot is stranded.
  *
+ * Slot hints: a heap with ways (and a pool of DM_HINT_POOL_MIN or more)
+ * keeps a chunk hint per warp slot and class (h->shints; chunk.h:
+ * slot_hint). The fast path pins there first (the way's hint while the slot
+ * has none), the chunk after it when it is full, and a slow path's chunk
+ * becomes the slot's hint: a kernel that runs again finds its slots where
+ * the last run found them, instead of every warp of a way meeting on the
+ * way's hint. Written and read without a lock; a stale one costs a failed
+ * pin (tag and room are checked).
+ *
  * Locking: a way's lock (spin) protects its list of non-full chunks and the
  * prev/next/listed/way fields of its chunks; it is taken when the way's hint
  * runs dry (a search, which first drains the way's re-list stack into the
@@ -593,7 +602,12 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   if (n > cap || !dm_sem_take_fast(&b->sem, n, 1)) return g;
   rv->units = n;
   dm_way_t *w = bin_way(h, b, bin_way_index(h));
-  uint32_t hint = dm_load32(&w->hint), before, tag = make_tag(rv->arena, rv->cls);
+  uint32_t *own = slot_hint(h, rv->cls), hint = own ? dm_load32(own) : 0, before;
+  if (!hint) {
+    hint = dm_load32(&w->hint);
+    if (own && hint) dm_store32(own, hint);
+  }
+  uint32_t tag = make_tag(rv->arena, rv->cls);
   if (!hint) return g;
   uint32_t t = chunk_pin(h, hint - 1, tag, cap, n, &before, &rv->drop);
   rv->chunk = hint;
@@ -603,6 +617,7 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
       t = chunk_pin(h, next - 1, tag, cap, n, &before, &rv->drop);
       rv->chunk = next;
       if (t) dm_cas32(&w->hint, hint, next); /* the others of the way follow */
+      if (t && h->shints) dm_store32(slot_hint(h, rv->cls), next);
     }
   }
   if (!t) return g;
@@ -610,6 +625,14 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   rv->pinned = t;
   rv->units = n - t;
   return resv_claim(h, rv, n);
+}
+
+/* Chunk `c` (index+1) of the reservation's bin becomes the caller's slot
+ * hint for its class, when the heap keeps them and the bin is the caller's
+ * arena's (a request served by another arena's bin leaves it). */
+static DM_INLINE void slot_hint_keep(dm_heap_t *h, const dm_resv_t *rv, uint32_t c) {
+  uint32_t *own = slot_hint(h, rv->cls);
+  if (own && rv->arena == dm_heap_arena(h)) dm_store32(own, c);
 }
 
 /* Grant 1..n slots (bits in one bitmap word), or bits == 0 when the heap has
@@ -629,6 +652,7 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
     if (rv->pinned) return resv_claim(h, rv, n);
     if (rv->units) {
       resv_pin(h, rv);
+      slot_hint_keep(h, rv, rv->chunk);
       continue;
     }
     if (rv->tries == 0) { /* stage one in the home arena */
@@ -641,7 +665,10 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
         rv->units = m;
         continue;
       }
-      if (resv_grow(h, rv, m, k, batch - m, &g)) return g;
+      if (resv_grow(h, rv, m, k, batch - m, &g)) {
+        slot_hint_keep(h, rv, (uint32_t)((uint64_t)(g.slots - h->buddy.base) >> DM_CHUNK_SHIFT) + 1);
+        return g;
+      }
       rv->tries = 1;
     }
     if (!resv_steal(h, rv, n)) return g; /* out of memory */

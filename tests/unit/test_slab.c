@@ -408,6 +408,68 @@ static void test_ways(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* Slot hints: in a heap with several ways and room for them
+ * (DM_HINT_POOL_MIN), a thread (a warp slot on the GPU) tries its own last
+ * chunk of a class before its way's hint, so that a kernel that runs again
+ * finds its slots where the last run found them; a stale one (a chunk of
+ * another class now) is passed over and replaced. A smaller heap keeps none. */
+typedef struct {
+  dm_heap_t *h;
+  void **p;
+  uint32_t n;
+} hint_job_t;
+static void *hint_job(void *arg) {
+  hint_job_t *j = arg;
+  for (uint32_t i = 0; i < j->n; i++) j->p[i] = dm_malloc(j->h, 4096, 16);
+  return NULL;
+}
+static void test_slot_hints(void **st) {
+  fixture_heap_t small;
+  fixture_heap_init(&small, 4 * MiB, 1);
+  assert_true(small.h->way_mask > 0);
+  assert_null(small.h->shints);
+  fixture_heap_fini(&small);
+  fixture_heap_t f;
+  fixture_heap_init(&f, 64 * MiB, 1);
+  dm_heap_t *h = f.h;
+  assert_non_null(h->shints);
+  uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
+  dm_bin_t *bin = &h->bins[cls];
+  void *a = dm_malloc(h, 4096, 16), *q[64], *mine, *again;
+  uint32_t ca = chunk_of(h, a);
+  assert_int_equal(*slot_hint(h, cls), ca + 1);
+  /* another thread fills ca and starts a second chunk */
+  hint_job_t j = {h, q, cap};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, hint_job, &j), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  uint32_t c2 = chunk_of(h, q[cap - 1]), k = 0;
+  assert_int_not_equal(c2, ca);
+  while (chunk_of(h, q[k]) != ca) k++;
+  assert_int_equal(dm_free(h, q[k]), DM_FREE_OK); /* one slot of ca free again */
+  /* this thread's way points at c2, which has room; its own chunk wins */
+  dm_store32(&bin_way(h, bin, bin_way_index(h))->hint, c2 + 1);
+  assert_non_null(mine = dm_malloc(h, 4096, 16));
+  assert_int_equal(chunk_of(h, mine), ca);
+  assert_ptr_equal(mine, q[k]);
+  /* a stale hint: a chunk of another class */
+  void *small16 = dm_malloc(h, 16, 16);
+  dm_store32(slot_hint(h, cls), chunk_of(h, small16) + 1);
+  assert_non_null(again = dm_malloc(h, 4096, 16));
+  assert_int_equal(dm_chunk_class(h, chunk_of(h, again)), cls);
+  assert_int_equal(*slot_hint(h, cls), chunk_of(h, again) + 1);
+  fixture_assert_consistent(&f);
+  for (uint32_t i = 0; i < cap; i++)
+    if (i != k) assert_int_equal(dm_free(h, q[i]), DM_FREE_OK);
+  assert_int_equal(dm_free(h, a), DM_FREE_OK);
+  assert_int_equal(dm_free(h, mine), DM_FREE_OK);
+  assert_int_equal(dm_free(h, again), DM_FREE_OK);
+  assert_int_equal(dm_free(h, small16), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 /* One chunk per bin until it is full; a full chunk leaves the list (lazily,
  * when a search meets it) and comes back when a slot is freed; empty chunks
  * stay with the bin until a reclaim pass (the tree runs short) takes them
@@ -1002,6 +1064,7 @@ int main(void) {
       cmocka_unit_test(test_grant_fast),
       cmocka_unit_test(test_grant_fast_next),
       cmocka_unit_test(test_ways),
+      cmocka_unit_test(test_slot_hints),
       cmocka_unit_test(test_fresh_chunks),
       cmocka_unit_test(test_steal_waits_for_grows),
       cmocka_unit_test(test_small_requests_share_a_bin),
