@@ -105,7 +105,7 @@ if where or no_stock:
     print(f"\n{head}{len(no_stock)} devmalloc rows have no stock figure (not judged against stock):")
     for k in no_stock:
         d = dm[k]
-        fig = d["note"] if k[0] == "util" else f"{float(d['mops']):.2f}"
+        fig = d["note"] if k[0] == "util" else (f"{float(d['mops']):.2f}" if d.get("mops") else "-")
         print(f"{k[0]:<10} {fmt_size(k[1]):>8} {k[2]:<18} {d['threads']:>8} {'-':>10} {fig:>11}")
 
 # ---- the reference (bench/reference_h200.csv): devmalloc / peer, targets met or missed

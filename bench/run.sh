@@ -64,6 +64,7 @@ and exits 2.
 USAGE
 }
 B=${BUILD:-build}
+preload=$B/libdevmalloc_preload.so; [[ $preload == /* ]] || preload=$PWD/$preload # BUILD relative or absolute
 out=bench-results
 args=()
 app=""
@@ -139,8 +140,8 @@ header="variant,workload,size,threads,kernel,ms,mops,failures,note"
 # heap (at the first launch, so "init" then times only the limit call).
 shim_env=()
 if [ -n "$trace" ]; then
-  [ -f "$B/libdevmalloc_preload.so" ] || { echo "bench: $B/libdevmalloc_preload.so missing: run 'make' first" >&2; exit 2; }
-  shim_env=(env "LD_PRELOAD=$PWD/$B/libdevmalloc_preload.so" "DEVMALLOC_TRACE=$trace" \
+  [ -f "$preload" ] || { echo "bench: $preload missing: run 'make' first" >&2; exit 2; }
+  shim_env=(env "LD_PRELOAD=$preload" "DEVMALLOC_TRACE=$trace" \
             "DEVMALLOC_TRACE_PERIOD=$tperiod" "DEVMALLOC_NVTX=$nvtx")
 fi
 for v in stock devmalloc; do
@@ -200,7 +201,7 @@ if [ $targets -eq 1 ]; then
   # Shim: the unmodified stock binary under LD_PRELOAD vs the relinked binary,
   # same rows; an untimed run first fills the re-link cache (a program's
   # second start; the cold link is a one-time cost per binary, docs/jit.md).
-  so=$B/libdevmalloc_preload.so; [[ $so == /* ]] || so=$PWD/$so
+  so=$preload
   if [ -f "$so" ]; then
     echo "== shim vs relinked" >&2
     sr=(--heap 4G --workloads init,sizes,mixed --sizes 16,256,1K --reps 5 "${tph[@]}")

@@ -12,7 +12,8 @@
 #   80_observe_nvtx   under nsys (when installed): the devmalloc NVTX domain's
 #                     heap-creation range is in the report
 set -u
-shim=$PWD/$BUILD/libdevmalloc_preload.so
+shim=$BUILD/libdevmalloc_preload.so
+[[ $shim == /* ]] || shim=$PWD/$shim # BUILD may be relative or absolute
 ab=$BUILD/bench/ab_devmalloc
 d=${OUT:-$GPU_TMP}/observe
 mkdir -p "$d"
