@@ -201,14 +201,13 @@ if [ $targets -eq 1 ]; then
   # Shim: the unmodified stock binary under LD_PRELOAD vs the relinked binary,
   # same rows; an untimed run first fills the re-link cache (a program's
   # second start; the cold link is a one-time cost per binary, docs/jit.md).
-  so=$preload
-  if [ -f "$so" ]; then
+  if [ -f "$preload" ]; then
     echo "== shim vs relinked" >&2
     sr=(--heap 4G --workloads init,sizes,mixed --sizes 16,256,1K --reps 5 "${tph[@]}")
-    env LD_PRELOAD="$so" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --workloads none >/dev/null
+    env LD_PRELOAD="$preload" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --workloads none >/dev/null
     { echo "$header"
       "$B/bench/ab_devmalloc" --variant-name relinked "${sr[@]}"
-      env LD_PRELOAD="$so" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --variant-name shim "${sr[@]}"
+      env LD_PRELOAD="$preload" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --variant-name shim "${sr[@]}"
     } >"$out/shim.csv" || echo "bench: shim phase failed" >&2
     # The start (heap set-up and first malloc kernel) in processes of their
     # own, relinked and shim in turn: one process's start is too noisy to
@@ -221,12 +220,12 @@ if [ $targets -eq 1 ]; then
     { echo "$header"
       for i in 1 2 3 4 5 6 7 8 9 10; do
         "$B/bench/ab_devmalloc" --variant-name relinked --heap 4G --workloads init --reps 1 "${tph[@]}"
-        env LD_PRELOAD="$so" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --variant-name shim --heap 4G \
+        env LD_PRELOAD="$preload" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --variant-name shim --heap 4G \
           --workloads init --reps 1 "${tph[@]}"
       done
     } >"$out/shiminit.csv" || { echo "bench: shim start phase failed" >&2; rm -f "$out/shiminit.csv"; }
   else
-    echo "bench: $so missing: shim phase not run ('make' builds it)" >&2
+    echo "bench: $preload missing: shim phase not run ('make' builds it)" >&2
   fi
 fi
 "$PY" bench/report.py "$out" "$gpu"

@@ -127,7 +127,7 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * (dm_ways_for(narenas) - 1) * sizeof(dm_way_t), 256);
   if (dm_ways_for(narenas) > 1 && pool >= DM_HINT_POOL_MIN) { /* 0: none (slab.c, "Slot hints") */
     L->shint_off = o;
-    o = ALIGN_UP(o + (uint64_t)DM_HINT_SLOTS * DM_NUM_CLASSES * 4, 256);
+    o = ALIGN_UP(o + DM_HINT_BYTES, 256);
   }
   L->astats_off = o; o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
   L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
