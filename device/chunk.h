@@ -52,7 +52,7 @@ static DM_INLINE uint32_t bin_way_index(const dm_heap_t *h) {
 }
 /* The caller's warp slot's chunk hint for class cls (NULL: the heap keeps none; slab.c, "Slot hints"). */
 static DM_INLINE uint32_t *slot_hint(const dm_heap_t *h, uint32_t cls) {
-  return h->shints ? &h->shints[(dm_arena_hint(DM_ARENAS_PER_SM) % DM_HINT_SLOTS) * DM_NUM_CLASSES + cls]
+  return h->shints && cls >= DM_HINT_CLASS_MIN ? &h->shints[(dm_arena_hint(DM_ARENAS_PER_SM) % DM_HINT_SLOTS) * DM_NUM_CLASSES + cls]
                    : 0;
 }
 /* Way i of bin b (i <= way_mask). */

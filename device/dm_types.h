@@ -47,6 +47,7 @@
 #define DM_HINT_SLOTS      1024u /* warp slots (SM x DM_ARENAS_PER_SM, modulo this) with a chunk hint of their own, per class (slab.c) */
 #define DM_HINT_BYTES      ((uint64_t)DM_HINT_SLOTS * DM_NUM_CLASSES * 4) /* the slot hints' array (layout.c) */
 #define DM_HINT_POOL_MIN   (DM_HINT_BYTES * 256) /* smallest pool with slot hints: they take at most 1/256 of it */
+#define DM_HINT_CLASS_MIN  4u    /* classes with slot hints: 80 B and up (a chunk of the smaller ones serves 64 warps and more) */
 #define DM_PIN_WALK        2u    /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_SHARE_ARENAS    8u    /* a small request of a bin without chunks is served by the first bin of this many arenas (slab.c: bin_share) */
 #define DM_SHARE_CHUNKS    8u    /* until that bin holds this many chunks */

@@ -54,7 +54,8 @@
  * becomes the slot's hint: a kernel that runs again finds its slots where
  * the last run found them, instead of every warp of a way meeting on the
  * way's hint. Written and read without a lock; a stale one costs a failed
- * pin (tag and room are checked).
+ * pin (tag and room are checked). Only the classes of 80 B and up keep them
+ * (DM_HINT_CLASS_MIN): a chunk of the smaller ones serves 64 warps and more.
  *
  * Locking: a way's lock (spin) protects its list of non-full chunks and the
  * prev/next/listed/way fields of its chunks; it is taken when the way's hint
@@ -617,7 +618,8 @@ DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
       t = chunk_pin(h, next - 1, tag, cap, n, &before, &rv->drop);
       rv->chunk = next;
       if (t) dm_cas32(&w->hint, hint, next); /* the others of the way follow */
-      if (t && h->shints) dm_store32(slot_hint(h, rv->cls), next);
+      uint32_t *mine = slot_hint(h, rv->cls);
+      if (t && mine) dm_store32(mine, next);
     }
   }
   if (!t) return g;

@@ -433,6 +433,9 @@ static void test_slot_hints(void **st) {
   fixture_heap_init(&f, 64 * MiB, 1);
   dm_heap_t *h = f.h;
   assert_non_null(h->shints);
+  /* 16 .. 64 B keep none (a chunk serves 64 warps and more), 80 B and up do */
+  assert_null(slot_hint(h, (uint32_t)dm_class_of(64, 16)));
+  assert_non_null(slot_hint(h, (uint32_t)dm_class_of(80, 16)));
   uint32_t cls = (uint32_t)dm_class_of(4096, 16), cap = h->classes[cls].nslots;
   dm_bin_t *bin = &h->bins[cls];
   void *a = dm_malloc(h, 4096, 16), *q[64], *mine, *again;
