@@ -9,7 +9,8 @@
  *   fetch-or per bitmap word — and the found slots are handed out by shuffle
  *   (CoRW-style sharing). Large requests: lanes with the same block order
  *   get adjacent blocks carved from one tree block; the rest go to the tree
- *   one lane at a time.
+ *   one lane at a time. A warp whose pins missed in a heap with ways looks
+ *   for a chunk with room with all its lanes ("Room search" below).
  * free: lanes freeing slots of the same bitmap word clear them with one
  *   fetch-and; lanes freeing in the same chunk account for them with one
  *   update of the chunk, its bin's semaphore and the counters. A free is a
@@ -110,6 +111,55 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
   return res;
 }
 
+/* Room search: in a heap with ways, a warp whose pins missed (its slot's
+ * hint chunk, the one after it, its way's hint: dm_slab_pin_way) while it
+ * holds units of its bin reads the chunk descriptors, all its lanes at
+ * once, DM_ROOM_LOADS each a round, at most DM_ROOM_SCAN of them from a
+ * random start, and returns the one (index+1, 0: none) with the most room
+ * up to `want` (ties go by a rotation, so that warps searching at once
+ * spread). The way lists it would search otherwise are walked by one lane,
+ * a way at a time under its lock: with a 64 MiB heap's bins a few percent
+ * larger than a pass needs, the few warps a pass left without a chunk took
+ * 30 .. 80 us each for that walk, and set the kernel's time (1 KiB
+ * allocation, H200). Every lane must run the same rounds (the reductions
+ * are the group's), so what bounds them comes from the leader. */
+static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t grp,
+                                                          uint32_t leader, uint32_t arena,
+                                                          uint32_t cls, uint32_t want) {
+  uint32_t lane = lane_id(), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
+  /* the leader's span and start for all: the span moves while fresh chunks
+   * are taken, and lanes that saw different ones would leave the loop at
+   * different rounds, out of step with the reductions */
+  uint32_t span = 0, start = 0, k = (uint32_t)__popc(grp);
+  if (lane == leader) {
+    span = (uint32_t)dm_reclaim_span(h);
+    start = span ? dm_rand() % span : 0;
+  }
+  span = __shfl_sync(grp, span, (int)leader);
+  start = __shfl_sync(grp, start, (int)leader);
+  if (!span) return 0;
+  uint32_t n = span < DM_ROOM_SCAN ? span : DM_ROOM_SCAN, rot = start & 31u;
+  dm_resv_t q;
+  dm_resv_init(&q, arena, cls);
+  for (uint32_t base = 0; base < n; base += k * DM_ROOM_LOADS) {
+    uint32_t best = 0, at = 0;
+#pragma unroll
+    for (uint32_t j = 0; j < DM_ROOM_LOADS; j++) {
+      uint32_t i = base + j * k + rank;
+      if (i >= n) break;
+      uint32_t c = (start + i) % span, r = dm_slab_room(h, &q, c);
+      if (r > want) r = want;
+      if (r > best) {
+        best = r;
+        at = c;
+      }
+    }
+    uint32_t top = __reduce_max_sync(grp, best ? best << 5 | ((lane + rot) & 31u) : 0u);
+    if (top) return __shfl_sync(grp, at, (int)((top - rot) & 31u)) + 1u;
+  }
+  return 0;
+}
+
 /* The slab part of a warp's request, from where its leader's fast grant left
  * it: `served` lanes of `grp` have their slot in res (counted in the
  * statistics already), and the leader's reservation (bin `tag`'s; units to
@@ -138,6 +188,19 @@ static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t ta
     g.bits = 0;
     g.slots = 0;
     g.word = 0;
+    /* units and no pin: the own way, then a room search (a few times: the
+     * room a search saw may be gone when it pins), then dm_slab_grant */
+    uint32_t look = 0;
+    if (lane == leader && h->way_mask && rv.units && !rv.pinned && !dm_slab_pin_way(h, &rv))
+      look = rv.units;
+    look = __shfl_sync(grp, look, (int)leader);
+    for (uint32_t i = 0; look && i < DM_ROOM_TRIES; i++) {
+      uint32_t c = dm_warp_find_room(h, grp, leader, __shfl_sync(grp, rv.arena, (int)leader), cls,
+                                     look);
+      if (!c) break;
+      if (lane == leader) look = dm_slab_pin_found(h, &rv, c - 1) ? 0 : rv.units;
+      look = __shfl_sync(grp, look, (int)leader);
+    }
     if (lane == leader) g = dm_slab_grant(h, &rv, k - served);
     uint64_t bits = __shfl_sync(grp, (unsigned long long)g.bits, (int)leader);
     if (!bits) break;

@@ -47,13 +47,16 @@
 #define DM_HINT_SLOTS      1024u /* warp slots (SM x DM_ARENAS_PER_SM, modulo this) with a chunk hint of their own, per class (slab.c) */
 #define DM_HINT_BYTES      ((uint64_t)DM_HINT_SLOTS * DM_NUM_CLASSES * 4) /* the slot hints' array (layout.c) */
 #define DM_HINT_POOL_MIN   (DM_HINT_BYTES * 256) /* smallest pool with slot hints: they take at most 1/256 of it */
-#define DM_HINT_CLASS_MIN  4u    /* classes with slot hints: 80 B and up (a chunk of the smaller ones serves 64 warps and more) */
+#define DM_HINT_CLASS_MIN  4u    /* classes with slot hints, whose missed pins search the descriptors before their way's list: 80 B and up (a chunk of the smaller ones serves 64 warps and more) */
 #define DM_PIN_WALK        2u    /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_SHARE_ARENAS    8u    /* a small request of a bin without chunks is served by the first bin of this many arenas (slab.c: bin_share) */
 #define DM_SHARE_CHUNKS    8u    /* until that bin holds this many chunks */
 #define DM_SHARE_LANES     4u    /* requests of at most this many lanes */
 #define DM_SHARE_SIZE      512u  /* classes up to this size */
 #define DM_ADOPT_SCAN      128u  /* chunks a bin looks at for empty ones to adopt, per grow */
+#define DM_ROOM_SCAN       1024u /* chunk descriptors a warp whose pins missed reads for room (devmalloc.cu) */
+#define DM_ROOM_LOADS      4u    /* of them per lane and round */
+#define DM_ROOM_TRIES      3u    /* searches a warp makes before the other ways' lists */
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */

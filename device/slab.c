@@ -57,6 +57,16 @@
  * pin (tag and room are checked). Only the classes of 80 B and up keep them
  * (DM_HINT_CLASS_MIN): a chunk of the smaller ones serves 64 warps and more.
  *
+ * Room search: on the GPU a warp whose fast pins missed while it holds
+ * units of a bin with ways tries its way (dm_slab_pin_way: the way's hint
+ * and the chunk after it; for the classes below DM_HINT_CLASS_MIN also a
+ * search of the way's list), then reads the chunk descriptors with all its
+ * lanes for one of the bin's chunks with room (devmalloc.cu; dm_slab_room)
+ * and pins there (dm_slab_pin_found), before dm_slab_grant searches the
+ * other ways one lock at a time. A found chunk is pinned like a hint: the
+ * tag and room are checked by the pin, so a chunk that left the bin or
+ * filled meanwhile costs a failed pin.
+ *
  * Locking: a way's lock (spin) protects its list of non-full chunks and the
  * prev/next/listed/way fields of its chunks; it is taken when the way's hint
  * runs dry (a search, which first drains the way's re-list stack into the
@@ -229,6 +239,21 @@ static DM_COLD uint32_t way_rescan(dm_heap_t *h, dm_way_t *w, uint32_t tag, uint
   return cur;
 }
 
+/* Pin the reservation's units on chunk c (index+1) of tag's bin, as much
+ * as it has room for. Returns 1 when it pinned. */
+static DM_INLINE int resv_pin_at(dm_heap_t *h, dm_resv_t *rv, uint32_t tag, uint32_t cap,
+                                 uint32_t c) {
+  uint32_t before, over;
+  uint32_t t = chunk_pin(h, c - 1, tag, cap, rv->units, &before, &over);
+  if (over) chunk_drop(h, c - 1, over);
+  if (!t) return 0;
+  rv->cursor = before;
+  rv->chunk = c;
+  rv->pinned = t;
+  rv->units -= t;
+  return 1;
+}
+
 /* Pin the reservation's units on the first chunk with room of a chain of
  * way w that starts at chunk c (index+1): its list (`next` links, from the
  * hint) or its re-list stack (`pending` links: chunks that got room back
@@ -240,15 +265,8 @@ static DM_COLD uint32_t way_rescan(dm_heap_t *h, dm_way_t *w, uint32_t tag, uint
 static DM_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag,
                                    uint32_t cap, uint32_t c, uint32_t hint, int stack) {
   for (uint32_t step = 0; c && c != DM_LINK_UNSET && step < DM_PIN_WALK; step++) {
-    uint32_t before, over;
-    uint32_t t = chunk_pin(h, c - 1, tag, cap, rv->units, &before, &over);
-    if (over) chunk_drop(h, c - 1, over);
-    if (t) {
+    if (resv_pin_at(h, rv, tag, cap, c)) {
       if (c != hint) dm_cas32(&w->hint, hint, c);
-      rv->cursor = before;
-      rv->chunk = c;
-      rv->pinned = t;
-      rv->units -= t;
       return 1;
     }
     c = ld(stack ? &h->chunks[c - 1].pending : &h->chunks[c - 1].next);
@@ -637,6 +655,63 @@ static DM_INLINE void slot_hint_keep(dm_heap_t *h, const dm_resv_t *rv, uint32_t
   if (own && rv->arena == dm_heap_arena(h)) dm_store32(own, c);
 }
 
+/* Give back what the reservation's last pin took beyond its chunk's room. */
+static DM_INLINE void resv_give_back(dm_heap_t *h, dm_resv_t *rv) {
+  if (rv->drop) {
+    chunk_drop(h, rv->chunk - 1, rv->drop);
+    rv->drop = 0;
+  }
+}
+
+/* The caller's way, for a reservation that holds units and no pin (the
+ * fast path's pins missed): its hint and the chunk after it; for the
+ * classes below DM_HINT_CLASS_MIN also a search of its list (way_pin),
+ * which moves the hint for the many warps a chunk of theirs serves (with
+ * the hint and the next chunk only, 64 MiB 16 B alloc read 7636 .. 8145
+ * Mop/s against 13820 .. 14861; for the larger classes the list search
+ * under the lock, one warp after another, cost the 64 MiB 256 B alloc row:
+ * 2599 .. 3931 against 3477 .. 4561 without it, H200). Returns 1 when it pinned; the
+ * chunk becomes the caller's slot hint. A warp that finds no room there
+ * searches the descriptors (devmalloc.cu, "Room search") before
+ * dm_slab_grant tries the other ways. */
+DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv) {
+  resv_give_back(h, rv);
+  if (!rv->units || rv->pinned) return 0;
+  dm_way_t *w = bin_way(h, bin_at(h, rv->arena, rv->cls), bin_way_index(h));
+  uint32_t tag = make_tag(rv->arena, rv->cls), cap = h->classes[rv->cls].nslots;
+  if (rv->cls >= DM_HINT_CLASS_MIN) { /* the way's hint and the chunk after it */
+    uint32_t hint = dm_load32(&w->hint);
+    if (!way_pin_chain(h, w, rv, tag, cap, hint, hint, 0)) return 0;
+  } else if (way_pin(h, w, rv, tag, cap) != 1) {
+    return 0;
+  }
+  slot_hint_keep(h, rv, rv->chunk);
+  return 1;
+}
+
+/* Room for the reservation's bin in chunk idx (slots free, 0 when the chunk
+ * is not the bin's): what a warp's search of the descriptors reads
+ * (devmalloc.cu, "Room search"). */
+DM_FN uint32_t dm_slab_room(const dm_heap_t *h, const dm_resv_t *rv, uint32_t idx) {
+  uint64_t v = dm_load64(&h->chunks[idx].live);
+  uint32_t used = live_used(v), cap = h->classes[rv->cls].nslots;
+  return (uint32_t)(v >> 32) == make_tag(rv->arena, rv->cls) && used < cap ? cap - used : 0;
+}
+
+/* Pin the reservation's units (all of them, or what fits) on chunk idx,
+ * which a search found with room, after giving back what the fast path's
+ * pin took beyond room; the chunk becomes the caller's slot hint. Returns 1
+ * when it pinned (the room may be gone: then dm_slab_grant goes on as
+ * usual). */
+DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx) {
+  resv_give_back(h, rv);
+  if (!rv->units || rv->pinned) return 0;
+  if (!resv_pin_at(h, rv, make_tag(rv->arena, rv->cls), h->classes[rv->cls].nslots, idx + 1))
+    return 0;
+  slot_hint_keep(h, rv, idx + 1);
+  return 1;
+}
+
 /* Grant 1..n slots (bits in one bitmap word), or bits == 0 when the heap has
  * no slot of this class left. Call again with the remaining count; a
  * reservation may come from dm_slab_grant_fast. */
@@ -646,10 +721,7 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   g.slots = 0;
   g.word = 0;
   g.size = h->classes[rv->cls].size;
-  if (rv->drop) {
-    chunk_drop(h, rv->chunk - 1, rv->drop);
-    rv->drop = 0;
-  }
+  resv_give_back(h, rv);
   for (;;) {
     if (rv->pinned) return resv_claim(h, rv, n);
     if (rv->units) {

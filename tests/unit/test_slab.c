@@ -473,6 +473,87 @@ static void test_slot_hints(void **st) {
   fixture_heap_fini(&f);
 }
 
+/* The pieces of a warp's room search (devmalloc.cu; the warp's parallel
+ * reads need a GPU): dm_slab_room sees the free slots of the caller's bin's
+ * chunks only; dm_slab_pin_found gives back what the fast path's pin took
+ * beyond room, pins what fits, makes the chunk the slot's hint, and the
+ * grant then serves exactly the freed slots; a chunk whose room is gone is
+ * refused with nothing changed; dm_slab_pin_way pins from the caller's
+ * way. */
+static void test_room_search(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 64 * MiB, 1);
+  dm_heap_t *h = f.h;
+  uint32_t cls = (uint32_t)dm_class_of(1024, 16), cap = h->classes[cls].nslots;
+  uint32_t arena = dm_heap_arena(h);
+  dm_bin_t *bin = bin_at(h, arena, cls);
+  void *p[128];
+  assert_int_equal(cap, 128);
+  for (uint32_t i = 0; i < cap; i++) assert_non_null(p[i] = dm_malloc(h, 1024, 16));
+  uint32_t a = chunk_of(h, p[0]);
+  for (uint32_t i = 0; i < cap; i++) assert_int_equal(chunk_of(h, p[i]), a);
+  void *x = dm_malloc(h, 2048, 16);
+  dm_resv_t rv;
+  dm_resv_init(&rv, arena, cls);
+  assert_int_equal(dm_slab_room(h, &rv, a), 0); /* full */
+  assert_int_equal(dm_slab_room(h, &rv, chunk_of(h, x)), 0); /* another class's */
+  for (uint32_t i = 10; i < 15; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  assert_int_equal(dm_slab_room(h, &rv, a), 5);
+  dm_resv_t there;
+  dm_resv_init(&there, arena + 1, cls);
+  assert_int_equal(dm_slab_room(h, &there, a), 0); /* another arena's bin */
+  /* 3 units, and an over-pin of 2 on chunk a that the fast path left */
+  assert_true(dm_sem_take_fast(&bin->sem, 3, 0));
+  rv.units = 3;
+  dm_add64(&h->chunks[a].live, 2);
+  rv.chunk = a + 1;
+  rv.drop = 2;
+  assert_int_equal(dm_slab_pin_found(h, &rv, a), 1);
+  assert_int_equal(rv.drop, 0);
+  assert_int_equal(rv.pinned, 3);
+  assert_int_equal(rv.units, 0);
+  assert_int_equal(live_used(h->chunks[a].live), cap - 2);
+  assert_int_equal(*slot_hint(h, cls), a + 1);
+  dm_grant_t g = dm_slab_grant(h, &rv, 3);
+  assert_int_equal(dm_popc64(g.bits), 3);
+  for (int k = 0; k < 3; k++) {
+    char *s = dm_grant_slot(g, dm_ctz64(g.bits));
+    g.bits &= g.bits - 1;
+    assert_int_equal(chunk_of(h, s), a);
+    assert_true(s >= (char *)p[10] && s <= (char *)p[14]);
+  }
+  /* two slots left in a; a reservation of 3 pins 2 there, then none */
+  dm_resv_t r2;
+  dm_resv_init(&r2, arena, cls);
+  assert_true(dm_sem_take_fast(&bin->sem, 2, 0));
+  r2.units = 2;
+  assert_int_equal(dm_slab_pin_found(h, &r2, a), 1);
+  assert_int_equal(r2.pinned, 2);
+  dm_resv_t r3;
+  dm_resv_init(&r3, arena, cls);
+  r3.units = 1; /* borrowed: given back below */
+  assert_int_equal(dm_slab_pin_found(h, &r3, a), 0);
+  assert_int_equal(r3.units, 1);
+  assert_int_equal(r3.pinned, 0);
+  assert_int_equal(live_used(h->chunks[a].live), cap);
+  g = dm_slab_grant(h, &r2, 2);
+  assert_int_equal(dm_popc64(g.bits), 2);
+  /* the caller's way: its hint has room after a free */
+  assert_int_equal(dm_free(h, p[20]), DM_FREE_OK);
+  assert_true(dm_sem_take_fast(&bin->sem, 1, 0));
+  dm_store32(&my_way(h, bin)->hint, a + 1);
+  assert_int_equal(dm_slab_pin_way(h, &r3), 1);
+  assert_int_equal(r3.chunk, a + 1);
+  g = dm_slab_grant(h, &r3, 1);
+  assert_ptr_equal(dm_grant_slot(g, dm_ctz64(g.bits)), p[20]);
+  fixture_assert_consistent(&f);
+  assert_int_equal(dm_free(h, x), DM_FREE_OK);
+  for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  fixture_assert_consistent(&f);
+  assert_true(dm_heap_is_whole(h));
+  fixture_heap_fini(&f);
+}
+
 /* One chunk per bin until it is full; a full chunk leaves the list (lazily,
  * when a search meets it) and comes back when a slot is freed; empty chunks
  * stay with the bin until a reclaim pass (the tree runs short) takes them
@@ -1068,6 +1149,7 @@ int main(void) {
       cmocka_unit_test(test_grant_fast_next),
       cmocka_unit_test(test_ways),
       cmocka_unit_test(test_slot_hints),
+      cmocka_unit_test(test_room_search),
       cmocka_unit_test(test_fresh_chunks),
       cmocka_unit_test(test_steal_waits_for_grows),
       cmocka_unit_test(test_small_requests_share_a_bin),

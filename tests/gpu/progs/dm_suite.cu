@@ -2,9 +2,12 @@
  * dm_suite.cu — the device module's GPU tests (device malloc/free on
  * the GPU). A program relinked with devmalloc (-rdc), heap from
  * devmalloc_cuda_init(). Prints PASS/FAIL lines (tests/gpu/run.sh format).
- *   dm_suite [--quick | --mixed-fill]
+ *   dm_suite [--quick | --mixed-fill | --small-heap]
  *   --quick: reduced sizes (for compute-sanitizer); --mixed-fill: only the
- *   fill of mixed sizes until NULL, on a fresh 256 MiB heap
+ *   fill of mixed sizes until NULL, on a fresh 256 MiB heap; --small-heap:
+ *   repeated passes of 16 B, 256 B and 1 KiB blocks, then warps asking for
+ *   two sizes at once, in a 64 MiB heap (its bins share the pool, so warps
+ *   that miss their chunk search for room: slab.c, "Room search")
  */
 #include <cstdarg>
 #include <cstdio>
@@ -16,6 +19,7 @@
 #include "pass_fail.h"
 
 static bool quick = false;
+static const char *prefix = ""; /* before each test's name */
 static devmalloc_heap_t *heap;
 static size_t heap_bytes;
 
@@ -145,8 +149,8 @@ static void run_size(size_t size, size_t n, size_t align) {
   unsigned long long nulls2 = counters[0];
   CK(cudaFree(ptrs));
   char name[96];
-  if (align) snprintf(name, sizeof name, "size_%zuB_x%zu_align%zu", size, n, align);
-  else snprintf(name, sizeof name, "size_%zuB_x%zu", size, n);
+  if (align) snprintf(name, sizeof name, "%ssize_%zuB_x%zu_align%zu", prefix, size, n, align);
+  else snprintf(name, sizeof name, "%ssize_%zuB_x%zu", prefix, size, n);
   report(nulls == 0 && misplaced == 0 && corrupt == 0 && nulls2 == 0, name,
          "nulls %llu misplaced/misaligned %llu overlapping/corrupt words %llu nulls-after-reuse %llu",
          nulls, misplaced, corrupt, nulls2);
@@ -368,10 +372,119 @@ static void test_stats_and_whole() {
   devmalloc_stats_print(&s, stdout, "(dm_suite)");
 }
 
+/* Even threads ask for s0 bytes, odd ones for s1: each warp's lanes are two
+ * groups of a class each. Every thread fills its block (mode 0) or checks
+ * it (mode 1): word j of thread i's block holds i * 2654435761 + j. */
+__global__ void k_alloc_two(void **ptrs, size_t n, size_t s0, size_t s1) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i < n) ptrs[i] = malloc(i & 1 ? s1 : s0);
+}
+__global__ void k_fill_two(void **ptrs, size_t n, size_t s0, size_t s1, int mode,
+                           unsigned long long *nulls, unsigned long long *bad) {
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  uint64_t *w = (uint64_t *)ptrs[i];
+  if (!w) {
+    if (mode == 0) atomicAdd(nulls, 1ull);
+    return;
+  }
+  for (size_t j = 0; j < (i & 1 ? s1 : s0) / 8; j++) {
+    uint64_t v = i * 2654435761ull + j;
+    if (mode == 0) w[j] = v;
+    else if (w[j] != v) atomicAdd(bad, 1ull);
+  }
+}
+
+/* Cells of particles (16 B each, 1 .. 29 a cell) stepped 12 times: every
+ * step a new buffer for the survivors, the old one freed, in one kernel on
+ * a fresh heap, so that a warp's lanes ask for different sizes while the
+ * bins take their first chunks. Counts NULLs and survivors that differ from
+ * the same steps on the host's formula (checked on the device). */
+struct cell_particle { int x, y, vx, vy; };
+__global__ void k_cells(int ncells, unsigned long long *nulls, unsigned long long *bad) {
+  int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= ncells) return;
+  int n = 1 + (c * 37) % 29;
+  cell_particle *p = (cell_particle *)malloc(n * sizeof *p);
+  if (!p) { atomicAdd(nulls, 1ull); return; }
+  for (int i = 0; i < n; i++) p[i] = {c * 3 + i, c - i, i % 5 - 2, c % 7 - 3};
+  for (int s = 0; s < 12; s++) {
+    int alive = 0;
+    for (int i = 0; i < n; i++) alive += (p[i].x + p[i].y + s) % 11 != 0;
+    cell_particle *q = (cell_particle *)malloc((alive ? alive : 1) * sizeof *q);
+    if (!q) { atomicAdd(nulls, 1ull); break; }
+    int k = 0;
+    for (int i = 0; i < n; i++)
+      if ((p[i].x + p[i].y + s) % 11 != 0) q[k++] = {p[i].x + p[i].vx, p[i].y + p[i].vy, p[i].vx, p[i].vy + 1};
+    free(p);
+    p = q;
+    n = alive;
+  }
+  /* the same steps again on registers only: the survivors must match */
+  int m = 1 + (c * 37) % 29, seen = 0;
+  for (int i = 0; i < m; i++) {
+    cell_particle a = {c * 3 + i, c - i, i % 5 - 2, c % 7 - 3};
+    int ok = 1;
+    for (int s = 0; s < 12 && ok; s++) {
+      ok = (a.x + a.y + s) % 11 != 0;
+      a = {a.x + a.vx, a.y + a.vy, a.vx, a.vy + 1};
+    }
+    if (ok) {
+      if (seen >= n || p[seen].x != a.x || p[seen].y != a.y || p[seen].vy != a.vy) atomicAdd(bad, 1ull);
+      seen++;
+    }
+  }
+  if (seen != n) atomicAdd(bad, 1ull);
+  free(p);
+}
+
+/* A 64 MiB heap: first the cells on the fresh heap (a search for room whose
+ * lanes read the heap's span each, while fresh chunks were taken, lost a
+ * lane's slot in about one run in five: 1 .. 2 NULLs, the slot never
+ * freed), then the sizes one after the other, six passes each (the bench's
+ * small-heap order: each size's bins take the chunks the one before freed),
+ * then five passes of warps asking for 256 B and 1 KiB at once. No NULL, no
+ * overlap, the heap whole at the end. */
+static void test_small_heap() {
+  prefix = "small_heap_";
+  counters[0] = counters[1] = 0;
+  k_cells<<<blocks_for(32768, 128), 128>>>(32768, &counters[0], &counters[1]);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  report(counters[0] == 0 && counters[1] == 0, "small_heap_cells_x32768",
+         "nulls %llu wrong cells %llu", counters[0], counters[1]);
+  const size_t sizes[][2] = {{16, 1u << 20}, {256, 1u << 16}, {1024, 1u << 15}};
+  for (auto &s : sizes)
+    for (int pass = 0; pass < 3; pass++) run_size(s[0], s[1], 0);
+  size_t n = 1u << 15;
+  void **ptrs;
+  CK(cudaMalloc(&ptrs, n * sizeof(void *)));
+  unsigned long long nulls = 0, bad = 0;
+  for (int pass = 0; pass < 5; pass++) {
+    counters[0] = counters[1] = 0;
+    k_alloc_two<<<blocks_for(n), 256>>>(ptrs, n, 256, 1024);
+    k_fill_two<<<blocks_for(n), 256>>>(ptrs, n, 256, 1024, 0, &counters[0], &counters[1]);
+    k_fill_two<<<blocks_for(n), 256>>>(ptrs, n, 256, 1024, 1, &counters[0], &counters[1]);
+    k_free<<<blocks_for(n), 256>>>(ptrs, n);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    nulls += counters[0];
+    bad += counters[1];
+  }
+  CK(cudaFree(ptrs));
+  report(nulls == 0 && bad == 0, "small_heap_two_sizes_a_warp_x32768",
+         "5 passes: nulls %llu overlapping/corrupt words %llu", nulls, bad);
+  verify_after("small_heap");
+  char why[200] = "";
+  report(heap_whole(why, sizeof why), "small_heap_whole", "%s", why);
+  prefix = "";
+}
+
 int main(int argc, char **argv) {
   quick = argc > 1 && !strcmp(argv[1], "--quick");
   bool mixed_fill = argc > 1 && !strcmp(argv[1], "--mixed-fill");
-  heap_bytes = quick || mixed_fill ? (256ull << 20) : (4ull << 30);
+  bool small_heap = argc > 1 && !strcmp(argv[1], "--small-heap");
+  heap_bytes = small_heap ? (64ull << 20) : quick || mixed_fill ? (256ull << 20) : (4ull << 30);
   cudaEvent_t a, b;
   CK(cudaFree(0));
   cudaEventCreate(&a);
@@ -388,6 +501,10 @@ int main(int argc, char **argv) {
   CK(cudaMallocManaged(&counters, 4 * sizeof *counters));
   if (mixed_fill) {
     test_exhaustion(0, 65536);
+    return failures ? 1 : 0;
+  }
+  if (small_heap) {
+    test_small_heap();
     return failures ? 1 : 0;
   }
   test_sizes();
