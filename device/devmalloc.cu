@@ -139,15 +139,14 @@ static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t
   start = __shfl_sync(grp, start, (int)leader);
   if (!span) return 0;
   uint32_t n = span < DM_ROOM_SCAN ? span : DM_ROOM_SCAN, rot = start & 31u;
-  dm_resv_t q;
-  dm_resv_init(&q, arena, cls);
+  uint32_t tag = make_tag(arena, cls), cap = h->classes[cls].nslots;
   for (uint32_t base = 0; base < n; base += k * DM_ROOM_LOADS) {
     uint32_t best = 0, at = 0;
 #pragma unroll
     for (uint32_t j = 0; j < DM_ROOM_LOADS; j++) {
       uint32_t i = base + j * k + rank;
       if (i >= n) break;
-      uint32_t c = (start + i) % span, r = dm_slab_room(h, &q, c);
+      uint32_t c = (start + i) % span, r = dm_slab_room(h, c, tag, cap);
       if (r > want) r = want;
       if (r > best) {
         best = r;

@@ -75,7 +75,7 @@ DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls);
 DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv);
-DM_FN uint32_t dm_slab_room(const dm_heap_t *h, const dm_resv_t *rv, uint32_t idx);
+DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap);
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
 DM_FN char *dm_grant_slot(dm_grant_t g, int k);
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,

@@ -689,13 +689,13 @@ DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv) {
   return 1;
 }
 
-/* Room for the reservation's bin in chunk idx (slots free, 0 when the chunk
- * is not the bin's): what a warp's search of the descriptors reads
- * (devmalloc.cu, "Room search"). */
-DM_FN uint32_t dm_slab_room(const dm_heap_t *h, const dm_resv_t *rv, uint32_t idx) {
+/* Free slots of chunk idx when it is bin `tag`'s (cap: the class's slots),
+ * else 0: what a warp's search of the descriptors reads (devmalloc.cu,
+ * "Room search"). */
+DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap) {
   uint64_t v = dm_load64(&h->chunks[idx].live);
-  uint32_t used = live_used(v), cap = h->classes[rv->cls].nslots;
-  return (uint32_t)(v >> 32) == make_tag(rv->arena, rv->cls) && used < cap ? cap - used : 0;
+  uint32_t used = live_used(v);
+  return (uint32_t)(v >> 32) == tag && used < cap ? cap - used : 0;
 }
 
 /* Pin the reservation's units (all of them, or what fits) on chunk idx,

@@ -495,13 +495,12 @@ static void test_room_search(void **st) {
   void *x = dm_malloc(h, 2048, 16);
   dm_resv_t rv;
   dm_resv_init(&rv, arena, cls);
-  assert_int_equal(dm_slab_room(h, &rv, a), 0); /* full */
-  assert_int_equal(dm_slab_room(h, &rv, chunk_of(h, x)), 0); /* another class's */
+  uint32_t tag = make_tag(arena, cls);
+  assert_int_equal(dm_slab_room(h, a, tag, cap), 0); /* full */
+  assert_int_equal(dm_slab_room(h, chunk_of(h, x), tag, cap), 0); /* another class's */
   for (uint32_t i = 10; i < 15; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  assert_int_equal(dm_slab_room(h, &rv, a), 5);
-  dm_resv_t there;
-  dm_resv_init(&there, arena + 1, cls);
-  assert_int_equal(dm_slab_room(h, &there, a), 0); /* another arena's bin */
+  assert_int_equal(dm_slab_room(h, a, tag, cap), 5);
+  assert_int_equal(dm_slab_room(h, a, make_tag(arena + 1, cls), cap), 0); /* another arena's bin */
   /* 3 units, and an over-pin of 2 on chunk a that the fast path left */
   assert_true(dm_sem_take_fast(&bin->sem, 3, 0));
   rv.units = 3;
