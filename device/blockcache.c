@@ -81,7 +81,10 @@ DM_FN uint64_t dm_bcache_take(dm_heap_t *h, uint32_t order) {
 
 /* Give every cached block back to the tree. Returns the number given. */
 DM_COLD uint32_t dm_bcache_flush(dm_heap_t *h) {
-  uint32_t n = 0;
+  uint32_t n = 0, any = 0;
+  for (uint32_t o = 0; o < DM_CACHE_ORDERS && !any; o++) any = dm_bcache_count(h, o);
+  if (!any) return 0;
+  dm_buddy_move_begin(&h->buddy); /* a taken block is in no count until freed */
   for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) {
     uint64_t y;
     while ((y = dm_bcache_take(h, o)) != 0) {
@@ -89,6 +92,7 @@ DM_COLD uint32_t dm_bcache_flush(dm_heap_t *h) {
       n++;
     }
   }
+  dm_buddy_move_end(&h->buddy);
   return n;
 }
 

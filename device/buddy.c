@@ -156,6 +156,32 @@ DM_FN int dm_buddy_exhausted(dm_buddy_t *b, uint32_t order) {
   return 1;
 }
 
+/* Blocks on their way into the tree: a merge holds its buddy's unit and
+ * owns the pair until it signals one order up; a release (fresh.c) or a
+ * flush (blockcache.c) holds blocks that are in no semaphore until it frees
+ * them. A request that finds the tree exhausted while such a move is under
+ * way waits for it instead of failing (tree.c). */
+DM_FN void dm_buddy_move_begin(dm_buddy_t *b) {
+  dm_add64(b->moving, 1);
+  dm_fence(); /* counted before the blocks leave every semaphore */
+}
+DM_FN void dm_buddy_move_end(dm_buddy_t *b) {
+  dm_fence(); /* the blocks' units signalled before the count drops */
+  dm_add64(b->moving, (uint64_t)0 - 1u);
+}
+
+/* No block of `order` or above, none on the way (splits: the semaphores'
+ * expected units; merges and releases: `moving`), read in that order and the
+ * semaphores again, so that a move that ended before the count read 0 is
+ * seen: the tree cannot serve the request now, and waiting would not help. */
+DM_FN int dm_buddy_settled_empty(dm_buddy_t *b, uint32_t order) {
+  if (!dm_buddy_exhausted(b, order)) return 0;
+  dm_fence();
+  if (dm_load64(b->moving)) return 0;
+  dm_fence();
+  return dm_buddy_exhausted(b, order);
+}
+
 /* Allocate a block of `order`. Returns its node index, 0 when out of memory. */
 DM_COLD uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order) {
   if (order > b->top || dm_buddy_exhausted(b, order)) return 0;
@@ -245,19 +271,24 @@ DM_FN uint64_t dm_buddy_run_from(dm_buddy_t *b, uint64_t y, uint32_t order, uint
  * AVAIL. */
 DM_COLD void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
   uint32_t order = node_order(b, x);
+  int moving = 0; /* counted in b->moving from the first merge on */
   for (;;) {
     if (x == 1) {
       node_lock(b, x);
       dm_sem_signal(&b->sem[order], 1, 0);
       set_avail(b, x);
       node_unlock(b, x);
-      return;
+      break;
     }
     uint64_t p = x >> 1, bud = x ^ 1u;
     node_lock(b, p);
     node_lock(b, p * 2);
     node_lock(b, p * 2 + 1);
     if (dm_load32(&b->state[bud]) == DM_NODE_AVAIL) {
+      if (!moving) { /* before the buddy's unit is taken */
+        dm_buddy_move_begin(b);
+        moving = 1;
+      }
       int merge = dm_sem_try_wait(&b->sem[order], 1);
       if (merge) {
         set_busy(b, bud);
@@ -279,8 +310,9 @@ DM_COLD void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
     node_unlock(b, p * 2 + 1);
     node_unlock(b, p * 2);
     node_unlock(b, p);
-    return;
+    break;
   }
+  if (moving) dm_buddy_move_end(b);
 }
 
 /* Find the allocated node that starts at pool offset `off`.

@@ -33,7 +33,7 @@
 #define DM_MAX_ORDERS      40u   /* buddy orders supported (16 KiB << 39) */
 #define DM_MAX_ARENAS      2048u
 #define DM_ARENAS_PER_SM   4u    /* arenas per SM on the GPU (by warp slot): spreads a bin's atomics */
-#define DM_LARGE_RETRIES   6u    /* a large request retried while blocks are on their way */
+#define DM_TREE_WAIT_NS    20000000u /* a tree request waits at most this long while blocks are on their way (tree.c) */
 #define DM_ADMIT_WAITS     24u   /* a tree request waits this often for the requests ahead of it */
 #define DM_STEAL_SWEEPS    4u    /* a slab request of a full tree looks this often for free slots in other arenas (slab.c) */
 #define DM_STEAL_WAIT_NS   20000000u /* and waits at most this long for chunks on their way */
@@ -100,6 +100,7 @@ typedef struct dm_buddy {
   uint32_t pad;
   char *base;            /* pool start */
   uint64_t pool_bytes;
+  uint64_t *moving;      /* blocks on their way into the tree (merges, releases); in the heap's stats */
 } dm_buddy_t;
 
 /* Where the node of rank `rank` within `order` keeps its availability bit,
@@ -233,6 +234,7 @@ typedef struct dm_heap_stats {
   uint64_t check_first_size;/* and the size that was asked for it */
   uint64_t adopt_next;      /* cursor of the search for empty chunks to adopt (slab.c) */
   uint64_t inflight;        /* bytes of tree requests admitted and not yet settled (tree.c) */
+  uint64_t moving;          /* merges and releases in flight: blocks on their way into the tree (buddy.c) */
 } dm_heap_stats_t;
 
 /* --------------------------------------------------------------- growth --- */

@@ -21,6 +21,10 @@
  *
  * A heap that grows has none (end 0): its memory comes from the host.
  *
+ * A request that finds the tree empty while the release runs waits for it
+ * (the release counts as a move: buddy.c, dm_buddy_settled_empty): on an
+ * empty heap the first kernel's large requests all arrive during it.
+ *
  * Locking: none; `next` is only ever added to, so each chunk is taken by
  * exactly one caller (a grow or the release). Calls buddy.c.
  */
@@ -46,8 +50,12 @@ DM_FN uint32_t dm_fresh_take(dm_heap_t *h, uint32_t k, uint32_t *first) {
 DM_COLD int dm_fresh_release(dm_heap_t *h) {
   uint64_t end = h->fresh_end;
   if (!end || dm_load64(&h->fresh->next) >= end) return 0;
+  dm_buddy_move_begin(&h->buddy); /* before the chunks leave `next`: see tree.c */
   uint64_t a = dm_add64(&h->fresh->next, end);
-  if (a >= end) return 0;
+  if (a >= end) {
+    dm_buddy_move_end(&h->buddy);
+    return 0;
+  }
   while (a < end) { /* the largest aligned block at a inside [a, end) */
     uint32_t j = 0;
     while (DM_CHUNK_ORDER + j < h->buddy.top && (a & ((2ull << j) - 1)) == 0 && a + (2ull << j) <= end) j++;
@@ -55,5 +63,6 @@ DM_COLD int dm_fresh_release(dm_heap_t *h) {
                       j + 1);
     a += 1ull << j;
   }
+  dm_buddy_move_end(&h->buddy);
   return 1;
 }

@@ -212,6 +212,7 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->bins = (dm_bin_t *)(uintptr_t)(base + L->bin_off);
   h->astats = (dm_arena_stats_t *)(uintptr_t)(base + L->astats_off);
   h->hstats = (dm_heap_stats_t *)(uintptr_t)(base + L->hstats_off);
+  h->buddy.moving = &h->hstats->moving;
   h->narenas = L->narenas;
   h->way_mask = dm_ways_for(L->narenas) - 1;
   h->ways = h->way_mask ? (dm_way_t *)(uintptr_t)(base + L->ways_off) : NULL;

@@ -79,14 +79,17 @@ DM_FN int dm_tree_no_room(dm_heap_t *h, uint32_t order) {
  *      already);
  *   2. in a heap that grows, ask grow.c for more mapped memory (it waits for
  *      the host, boundedly);
- *   3. retry a few times while the pool has the bytes: a GROW that reaches
- *      the root with nothing to split is not always out of memory. Requests
- *      arriving together send more growers up the tree than the splits in
- *      flight need, and the surplus fails at the root while blocks are on
- *      their way down (a warp's run then fell back to 32 one-block
- *      requests). Expectations are unwound before each pause.
- * A heap that grows at its maximum is a fixed heap: the same retries apply
- * (without them a small heap that grows failed requests a fixed one served). */
+ *   3. otherwise fail only when the pool lacks the bytes, or when no
+ *      block of the request's size is free and none is on its way (no
+ *      split, merge or release in flight: dm_buddy_settled_empty). A
+ *      request that reaches the root with nothing to split while others
+ *      split, merge or release (an empty heap's first kernel: every
+ *      request arrives while the fresh chunks are being released) waits
+ *      and tries again, for at most DM_TREE_WAIT_NS: contention is a
+ *      reason to wait, never to fail. Expectations are unwound before
+ *      each pause.
+ * A heap that grows at its maximum is a fixed heap: the same rule applies.
+ */
 DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
   uint64_t bytes = (uint64_t)k << (order + DM_LEAF_SHIFT);
   uint32_t j = 0;
@@ -95,7 +98,8 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
   uint64_t kept = dm_bcache_take(h, order + j);
   if (kept) return tree_took(h, bytes, dm_buddy_run_from(&h->buddy, kept, order, k));
   if (!tree_admit(h, bytes)) return 0;
-  for (uint32_t tries = 0, grows = 0;;) {
+  uint64_t t0 = 0;
+  for (uint32_t grows = 0, ns = 256;;) {
     uint64_t node = dm_buddy_alloc_run(&h->buddy, order, k);
     if (node) {
       if (h->grow) dm_grow_ahead(h);
@@ -107,8 +111,11 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
       grows++;
       continue;
     }
-    if (tries >= DM_LARGE_RETRIES || heap_full(h, bytes) || dm_buddy_exhausted(&h->buddy, order))
-      return tree_settle(h, bytes, 0);
-    dm_pause_ns(512u << tries++);
+    if (heap_full(h, bytes) || dm_buddy_settled_empty(&h->buddy, order + j)) return tree_settle(h, bytes, 0);
+    uint64_t now = dm_now_ns();
+    if (!t0) t0 = now;
+    else if (now - t0 > DM_TREE_WAIT_NS) return tree_settle(h, bytes, 0);
+    dm_pause_ns(ns);
+    if (ns < 8192) ns *= 2;
   }
 }

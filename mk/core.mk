@@ -18,7 +18,7 @@ $(CORE_TSAN_LIB): $(CORE_TSAN_OBJS)
 	ar rcs $@ $^
 
 UNIT_FIXTURE := tests/unit/heap_fixture.c
-CORE_TESTS := sem buddy blockcache slab misuse exhaust stress
+CORE_TESTS := sem buddy blockcache slab misuse exhaust stress first_contact
 CORE_TEST_BINS := $(CORE_TESTS:%=$(BUILD)/tests/test_%)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(UNIT_FIXTURE) tests/unit/*.h $(CORE_LIB) | $(BUILD)/tests/.dir
@@ -36,6 +36,11 @@ CHAOS_B := -DSTRESS_THREADS=24 -DSTRESS_ARENAS=1 -DSTRESS_HEAP='(4ull<<20)'
 $(BUILD)/tests/test_stress_chaos_%: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
 	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DSTRESS_SCALE=40 $(CHAOS_$*) $< $(UNIT_FIXTURE) $(CORE_SRCS) -o $@ -lcmocka -lpthread
 CHECK_BINS += $(BUILD)/tests/test_stress_chaos_A $(BUILD)/tests/test_stress_chaos_B
+
+# A fresh heap's first requests, with the chaos switch and more threads than cores.
+$(BUILD)/tests/test_first_contact_chaos: tests/unit/test_first_contact.c $(UNIT_FIXTURE) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DFIRST_THREADS=24 -DFIRST_REPS=12 $< $(UNIT_FIXTURE) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+CHECK_BINS += $(BUILD)/tests/test_first_contact_chaos
 
 # The layout at its size limits, under UBSan and ASan (layout.c from source).
 $(BUILD)/tests/test_layout_bounds: tests/unit/test_layout_bounds.c device/layout.c device/*.h $(CORE_LIB) | $(BUILD)/tests/.dir

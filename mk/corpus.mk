@@ -17,7 +17,7 @@ CORPUS_RLIBS := $(DEVICE_LIB) $(HOST_LIB) -lcuda
 CORPUS_DEPS := $(CORPUS_SRC)/corpus.h
 
 # Single-file programs; per-program flags (both builds) and libraries.
-CORPUS_SIMPLE := raytrace recurse polyobj scratch hashtable growarray exhaust streams cdp thrust_cub
+CORPUS_SIMPLE := raytrace recurse polyobj scratch hashtable growarray exhaust streams cdp thrust_cub plainreads
 CORPUS_FLAGS_raytrace := -fmad=false
 CORPUS_FLAGS_streams  := --default-stream per-thread
 CORPUS_LIBS_streams   := -lpthread

@@ -43,3 +43,11 @@ $(GPU_PROG_DIR)/heap_dump.o: tests/gpu/progs/heap_dump.c tests/gpu/progs/heap_du
 $(GPU_PROG_DIR)/dm_hangdump: tests/gpu/progs/dm_hangdump.cu tests/gpu/progs/dm_suite.cu tests/gpu/progs/pass_fail.h $(GPU_PROG_DIR)/heap_dump.o $(DEVICE_LIB) $(HOST_LIB) | $(GPU_PROG_DIR)/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -Ihost/heap -Itests/gpu/progs $(NVCC_GENCODE) -rdc=true $< $(GPU_PROG_DIR)/heap_dump.o $(DM_RELINK_LIBS) -o $@
 GPU_BINS += $(GPU_PROG_DIR)/dm_hangdump
+
+# GPU suite (tests/gpu/cases/16_device_first.sh): a fresh heap's first
+# kernels, relinked and plain (under the shim, and stock).
+$(BUILD)/gpu/dm_first: tests/gpu/progs/dm_first.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DM_RELINK_LIBS) -o $@
+$(BUILD)/gpu/dm_first_plain: tests/gpu/progs/dm_first.cu | $(BUILD)/gpu/.dir
+	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
+GPU_BINS += $(BUILD)/gpu/dm_first $(BUILD)/gpu/dm_first_plain
