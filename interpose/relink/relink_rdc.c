@@ -179,7 +179,12 @@ int dm_relink_rdc(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_t 
         dm_rel_plan_free(&p);
         return r;
     }
-    char what[PATH_MAX + 96], note[PATH_MAX + 160] = "";
+    char what[PATH_MAX + 96], note[PATH_MAX + 160] = "", real[PATH_MAX];
+    ssize_t rn;
+    if (!strcmp(file, "/proc/self/exe") && (rn = readlink(file, real, sizeof real - 1)) > 0) {
+        real[rn] = 0;   /* the program's own name in the messages */
+        memcpy(file, real, (size_t)rn + 1);
+    }
     const char *base = strrchr(file, '/');
     snprintf(what, sizeof what, "relocatable code of %u units (%u sm_%u SASS, %u PTX%s) of %s",
              p.n, p.nsass, cc, p.nptx, p.needs_devrt ? ", libcudadevrt" : "",
