@@ -36,6 +36,7 @@ HOST_SO        := $(BUILD)/libdevmalloc.so
 DEVICE_LIB     := $(BUILD)/libdevmalloc_device.a
 DEVICE_LTO_LIB := $(BUILD)/libdevmalloc_device_lto.a
 DEVICE_PTX     := $(BUILD)/devmalloc.ptx
+DEVICE_SASS    := $(BUILD)/devmalloc_sass.fatbin
 NVCC_DLTO      := $(BUILD)/nvcc-dlto
 # The shim's and the host pool's folders: sources include across folders by
 # "folder/name.h" from these roots; tests name headers bare.

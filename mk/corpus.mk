@@ -63,7 +63,36 @@ $(CORPUS_DIR)/modules.stock: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) $(C
 $(CORPUS_DIR)/modules.relinked: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) $(CORPUS_DIR)/modules_kern.ptx $(DEVICE_PTX)
 	$(CORPUS_NV) -DLINK_DEVMALLOC $< -lcuda -lnvrtc -Xlinker -rpath,$(CUDA_LIBDIR) -o $@
 
-CORPUS_PROGS := $(CORPUS_SIMPLE) skiplist plugin modules
+# cmake_rdc: a CMake project (CUDA_SEPARABLE_COMPILATION ON, two shared
+# libraries with device code). $(CORPUS_DIR)/cmake_rdc.WAY links to the
+# executable in its build tree (its libraries are found by $$ORIGIN). Where
+# cmake is missing, the same targets are built by nvcc directly.
+CMAKE ?= $(shell command -v cmake 2>/dev/null)
+CMRDC_SRC := $(CORPUS_SRC)/cmake_rdc
+CMRDC_DEPS := $(wildcard $(CMRDC_SRC)/*) $(CORPUS_DEPS)
+CMRDC_LINK_stock :=
+CMRDC_LINK_relinked := $(abspath $(DEVICE_LIB))
+CMRDC_NVCC = $(NVCC) -O2 -std=c++17 -gencode 'arch=compute_90,code=[sm_90,compute_90]' -rdc=true \
+  -I$(CORPUS_SRC) -I$(CMRDC_SRC) -Xcompiler -fPIC,-fvisibility=hidden
+define CMRDC_RULE
+$$(CORPUS_DIR)/cmake_rdc.$(1): $$(CMRDC_DEPS) $(if $(filter relinked,$(1)),$$(DEVICE_LIB)) | $$(CORPUS_DIR)/.dir
+	rm -rf $$(CORPUS_DIR)/cmake_rdc/$(1) && mkdir -p $$(CORPUS_DIR)/cmake_rdc/$(1)
+	if [ -n "$$(CMAKE)" ]; then \
+	  $$(CMAKE) -S $$(CMRDC_SRC) -B $$(CORPUS_DIR)/cmake_rdc/$(1) -DCMAKE_CUDA_COMPILER=$$(NVCC) \
+	    -DCMAKE_BUILD_TYPE=Release -DDEVMALLOC_LINK="$$(CMRDC_LINK_$(1))" >/dev/null && \
+	  $$(MAKE) -C $$(CORPUS_DIR)/cmake_rdc/$(1) --no-print-directory >/dev/null; \
+	else d=$$(CORPUS_DIR)/cmake_rdc/$(1) && echo "cmake not found: cmake_rdc built by nvcc" && \
+	  $$(CMRDC_NVCC) -shared -Xlinker -Bsymbolic $$(CMRDC_SRC)/graph_build.cu $$(CMRDC_SRC)/graph_weight.cu \
+	    $$(CMRDC_LINK_$(1)) -o $$$$d/libcr_graph.so && \
+	  $$(CMRDC_NVCC) -shared -Xlinker -Bsymbolic $$(CMRDC_SRC)/text_words.cu $$(CMRDC_LINK_$(1)) -o $$$$d/libcr_text.so && \
+	  $$(CMRDC_NVCC) $$(CMRDC_SRC)/main.cu $$(CMRDC_SRC)/tally.cu $$(CMRDC_LINK_$(1)) -L$$$$d -lcr_graph -lcr_text \
+	    -Xlinker -rpath,'$$$$ORIGIN' -o $$$$d/cmake_rdc; fi
+	ln -sf cmake_rdc/$(1)/cmake_rdc $$@
+endef
+$(eval $(call CMRDC_RULE,stock))
+$(eval $(call CMRDC_RULE,relinked))
+
+CORPUS_PROGS := $(CORPUS_SIMPLE) skiplist plugin modules cmake_rdc
 CORPUS_BINS  := $(foreach p,$(CORPUS_PROGS),$(CORPUS_DIR)/$(p).stock $(CORPUS_DIR)/$(p).relinked)
 
 $(CORPUS_DIR)/check_build: $(CORPUS_SRC)/check_build.sh $(CORPUS_BINS)

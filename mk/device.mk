@@ -2,6 +2,8 @@
 #   build/libdevmalloc_device.a      relocatable device library (nvcc -rdc=true links)
 #   build/libdevmalloc_device_lto.a  LTO-IR for nvcc -dlto links
 #   build/devmalloc.ptx              PTX for load-time re-linking (the shim's JIT path)
+#   build/devmalloc_sass.fatbin      relocatable SASS per arch for load-time re-linking
+#                                    without compiling devmalloc (DEVICE_SASS_ARCHS)
 #   build/nvcc-dlto                  the nvcc to use for -dlto links (see tools/cuda-dlto-toolkit.sh)
 
 # The core files the device library compiles (core_unity.h includes them):
@@ -57,11 +59,20 @@ $(DEVICE_LTO_LIB): $(BUILD)/device/devmalloc_lto.o $(BUILD)/device/cuda_init.o
 $(DEVICE_PTX): $(DEVICE_SRCS) mk/device.mk | $(BUILD)/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) -arch=compute_$(DEVICE_PTX_ARCH) -ptx device/devmalloc.cu -o $@
 
+# The same code as relocatable SASS, one cubin per architecture, under the
+# same register cap: the shim links it instead of the PTX when the device is
+# one of these, so that a re-link compiles nothing of devmalloc's.
+DEVICE_SASS_ARCHS ?= 80 86 89 90 100 120
+$(DEVICE_SASS): $(DEVICE_SRCS) mk/device.mk | $(BUILD)/.dir
+	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) \
+	  $(foreach a,$(DEVICE_SASS_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+	  -fatbin device/devmalloc.cu -o $@
+
 $(BUILD)/nvcc-dlto: tools/cuda-dlto-toolkit.sh | $(BUILD)/.dir
 	printf '#!/bin/sh\nexec "%s" "$$@"\n' "$$(bash tools/cuda-dlto-toolkit.sh $(abspath $(BUILD))/cuda-dlto $(CUDA_HOME))" >$@
 	chmod +x $@
 
-LIBS += $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DEVICE_PTX) $(BUILD)/nvcc-dlto
+LIBS += $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DEVICE_PTX) $(DEVICE_SASS) $(BUILD)/nvcc-dlto
 
 DEVICE_FRAME_CHECK := $(BUILD)/tests/check_device_frames
 $(DEVICE_FRAME_CHECK): tests/unit/check_device_frames.sh $(BUILD)/device/devmalloc.o $(DEVICE_PTX) | $(BUILD)/tests/.dir

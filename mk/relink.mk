@@ -13,21 +13,28 @@
 # The reader alone (no driver, no embedded PTX): tests, fuzz and inspect use it.
 RELINK_READER_SRCS := interpose/image/fatbin.c interpose/image/decompress.c \
                       interpose/image/cubin_elf.c interpose/image/ptx_scan.c \
+                      interpose/image/relfatbin.c interpose/image/elf_origin.c \
                       interpose/relink/sha256.c interpose/relink/crc32c.c interpose/relink/cache.c \
                       interpose/relink/cache_dir.c
 RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c \
-               interpose/relink/ahead.c
+               interpose/relink/ahead.c interpose/relink/relink_rdc.c interpose/relink/devmalloc_code.c
 RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
 # Link the archive with these. zstd and lz4 are static and must stay hidden
 # in the shim (-Wl,--exclude-libs,ALL): see DESIGN.md.
 RELINK_LDLIBS := -l:libzstd.a -l:liblz4.a -lelf -lpthread -ldl
-RELINK_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC) -fvisibility=hidden
+# The device runtime library a re-link of a dynamic-parallelism program may
+# need (interpose/relink/relink_rdc.c; DEVMALLOC_CUDADEVRT overrides it).
+RELINK_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC) -fvisibility=hidden \
+                 -DDM_CUDADEVRT_DEFAULT='"$(CUDA_LIBDIR)/libcudadevrt.a"'
 
-# devmalloc's PTX embedded in the shim (mk/device.mk builds it).
+# devmalloc's PTX and relocatable SASS embedded in the shim (mk/device.mk
+# builds them).
 DM_PTX := $(DEVICE_PTX)
+DM_SASS := $(DEVICE_SASS)
+DM_CODE_OBJS := $(RELINK_DIR)/devmalloc_ptx.o $(RELINK_DIR)/devmalloc_sass.o
 
-RELINK_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_SRCS))) $(RELINK_DIR)/devmalloc_ptx.o
+RELINK_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_SRCS))) $(DM_CODE_OBJS)
 RELINK_READER_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_READER_SRCS)))
 RELINK_ASAN_OBJS := $(patsubst %.c,$(RELINK_DIR)/asan/%.o,$(notdir $(RELINK_READER_SRCS)))
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -42,6 +49,9 @@ $(foreach d,interpose/image interpose/relink,$(eval $(call RELINK_RULES,$(d))))
 $(RELINK_DIR)/devmalloc_ptx.o: interpose/relink/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
 	sha=$$(sha256sum $(DM_PTX) | cut -c1-64 | sed 's/../0x&,/g; s/,$$//') && \
 	  $(CC) -c -DDM_PTX_FILE='"$(DM_PTX)"' -DDM_PTX_SHA256="$$sha" $< -o $@
+$(RELINK_DIR)/devmalloc_sass.o: interpose/relink/devmalloc_sass.S $(DM_SASS) | $(RELINK_DIR)/.dir
+	sha=$$(sha256sum $(DM_SASS) | cut -c1-64 | sed 's/../0x&,/g; s/,$$//') && \
+	  $(CC) -c -DDM_SASS_FILE='"$(DM_SASS)"' -DDM_SASS_SHA256="$$sha" $< -o $@
 $(RELINK_LIB): $(RELINK_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(RELINK_DIR)/libreader.a: $(RELINK_READER_OBJS)
@@ -66,7 +76,11 @@ FX_FATBINS := $(FX)/malloc_default.fatbin $(FX)/malloc_nocomp.fatbin \
               $(FX)/plain_default.fatbin
 FX_CUBINS := $(FX)/malloc.cubin $(FX)/plain.cubin $(FX)/devmalloc_rdc.cubin
 FX_APPS := $(FX)/app_malloc $(FX)/app_rdc $(FX)/app_plain_lib.so
-FIXTURES := $(FX_FATBINS) $(FX_CUBINS) $(FX_APPS) $(FX)/stub_devmalloc.ptx
+# -rdc images and relocatable objects: two units for two archs with PTX, a
+# dynamic-parallelism library (carrying libcudadevrt's units) and object
+# (not carrying them), units of LTO IR only and of PTX only.
+FX_RDC := $(FX)/rdc_multi.so $(FX)/rdc_cdp.so $(FX)/rdc_cdp.o $(FX)/rdc_lto.o $(FX)/rdc_ptx.o
+FIXTURES := $(FX_FATBINS) $(FX_CUBINS) $(FX_APPS) $(FX)/stub_devmalloc.ptx $(FX_RDC)
 
 $(FX)/malloc_default.fatbin: $(FX_MALLOC) | $(FX)/.dir
 	$(NVCC) -arch=sm_90 -fatbin $< -o $@
@@ -101,6 +115,19 @@ $(FX)/app_rdc: $(FX_MALLOC) | $(FX)/.dir
 $(FX)/app_plain_lib.so: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
 	$(NVCC) -arch=sm_90 -shared -Xcompiler -fPIC $< -o $@
 
+FX_RDC_AB := $(FX_SRC)/fx_rdc_a.cu $(FX_SRC)/fx_rdc_b.cu
+$(FX)/rdc_multi.so: $(FX_RDC_AB) | $(FX)/.dir
+	$(NVCC) -shared -Xcompiler -fPIC -rdc=true -gencode arch=compute_80,code=sm_80 \
+	  -gencode 'arch=compute_90,code=[sm_90,compute_90]' $(FX_RDC_AB) -o $@
+$(FX)/rdc_cdp.so: $(FX_SRC)/fx_rdc_cdp.cu | $(FX)/.dir
+	$(NVCC) -shared -Xcompiler -fPIC -rdc=true -arch=sm_90 $< -lcudadevrt -o $@
+$(FX)/rdc_cdp.o: $(FX_SRC)/fx_rdc_cdp.cu | $(FX)/.dir
+	$(NVCC) -Xcompiler -fPIC -arch=sm_90 -dc $< -o $@
+$(FX)/rdc_lto.o: $(FX_SRC)/fx_rdc_b.cu | $(FX)/.dir
+	$(NVCC) -Xcompiler -fPIC -gencode arch=compute_90,code=lto_90 -dc $< -o $@
+$(FX)/rdc_ptx.o: $(FX_SRC)/fx_rdc_b.cu | $(FX)/.dir
+	$(NVCC) -Xcompiler -fPIC -gencode arch=compute_80,code=compute_80 -dc $< -o $@
+
 # ---- host tests ----
 RELINK_TDIR := $(RELINK_DIR)/tests
 RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DFIXTURE_DIR='"$(FX)"'
@@ -118,12 +145,18 @@ $(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
 $(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
+$(RELINK_TDIR)/test_relfatbin: tests/unit/test_relfatbin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
+# The -rdc re-link and devmalloc's SASS against a fake driver.
+$(RELINK_TDIR)/test_relink_rdc: tests/unit/test_relink_rdc.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
 RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
                  $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
-                 $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect
+                 $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect \
+                 $(RELINK_TDIR)/test_relfatbin $(RELINK_TDIR)/test_relink_rdc
 
 # ---- fuzz targets (clang libFuzzer) ----
 # One per reader of untrusted bytes: the fatbin/cubin reader (fatbin), the
@@ -144,11 +177,11 @@ SCAN_SRCS := interpose/image/image_bound.c interpose/image/image_scan.c
 FUZZ_SRCS_fatbin := $(RELINK_READER_SRCS)
 FUZZ_SRCS_prescan := $(SCAN_SRCS)
 FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
-FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(RELINK_DIR)/devmalloc_ptx.o
+FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(DM_CODE_OBJS)
 FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c \
                          interpose/relink/crc32c.c
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard $(SHIM_FOLDERS:%=%/*.c)) \
-    $(RELINK_HDRS) $(SHIM_HDRS) $(RELINK_DIR)/devmalloc_ptx.o | $(FUZZ_DIR)/.dir
+    $(RELINK_HDRS) $(SHIM_HDRS) $(DM_CODE_OBJS) | $(FUZZ_DIR)/.dir
 	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS) -lm
 $(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \

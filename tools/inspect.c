@@ -2,7 +2,9 @@
  * inspect.c — devmalloc-inspect: what device images an executable, shared
  * library, object, fatbin, cubin or PTX file carries, whether they call the
  * stock device malloc, whether devmalloc is linked in, and whether the shim's
- * load-time re-link can apply.
+ * load-time re-link can apply: from PTX, from the relocatable code an -rdc
+ * file keeps (__nv_relfatbin, judged per device arch as the shim judges it:
+ * relfatbin.h), or not at all, and why.
  *
  *   devmalloc-inspect [--arch SM] [--quiet] [--version] FILE...
  *
@@ -16,6 +18,7 @@
 #include "cubin_elf.h"
 #include "decompress.h"
 #include "fatbin.h"
+#include "relfatbin.h"
 #include "ptx_scan.h"
 #include "relink_err.h"
 #include "devmalloc.h"
@@ -42,11 +45,17 @@ static int opt_quiet;
 typedef struct {
     int uses_stock, has_devmalloc, known;
     unsigned best_ptx, lowest_ptx, nptx, nelf;
+    unsigned elf_arch[16];
+    int nelf_arch;
     int errors;
 } verdict_t;
 
+/* The __nv_relfatbin section of the host ELF being shown, if it has one. */
+static const unsigned char *g_rel;
+static size_t g_rel_len;
+
 typedef struct {
-    unsigned modules, relinkable, stock_no_ptx, devmalloc, no_malloc, errors;
+    unsigned modules, relinkable, relinkable_rdc, stock_no_ptx, devmalloc, no_malloc, errors;
     unsigned min_cc;
 } summary_t;
 
@@ -87,6 +96,8 @@ static void entry_line(const dm_fb_entry_t *e, verdict_t *v)
         stock = dm_cubin_uses_stock_malloc(&ci);
         dm = dm_cubin_has_devmalloc(&ci);
         v->nelf++;
+        if (v->nelf_arch < (int)(sizeof v->elf_arch / sizeof v->elf_arch[0]))
+            v->elf_arch[v->nelf_arch++] = e->arch;
         printf(" stock malloc: %-3s devmalloc: %-3s%s\n", yesno(stock), yesno(dm),
                ci.relocatable ? " (relocatable)" : "");
     } else {
@@ -106,6 +117,50 @@ static void entry_line(const dm_fb_entry_t *e, verdict_t *v)
     free(img);
 }
 
+/* One device arch of an -rdc image: how the shim re-links it there. */
+static int rdc_arch_line(unsigned cc)
+{
+    dm_rel_plan_t p;
+    char why[200];
+    printf("       sm_%u: ", cc);
+    if (dm_rel_plan(g_rel, g_rel_len, cc, &p, why, sizeof why) < 0) {
+        printf("keeps stock malloc: __nv_relfatbin unreadable: %s\n", why);
+        return 0;
+    }
+    int ok = 0;
+    if (p.lto_only)
+        printf("keeps stock malloc: %u units are LTO IR only (-dlto), which the driver's "
+               "linker cannot link\n", p.lto_only);
+    else if (p.unusable)
+        printf("keeps stock malloc: %u units have neither sm_%u relocatable code nor PTX <= "
+               "compute_%u\n", p.unusable, cc, cc);
+    else if (!p.n)
+        printf("keeps stock malloc: no relocatable units\n");
+    else {
+        printf("re-linked from relocatable code: %u units (%u as sm_%u SASS, %u from PTX)%s\n",
+               p.n, p.nsass, cc, p.nptx, p.needs_devrt ? ", with libcudadevrt.a" : "");
+        ok = 1;
+    }
+    dm_rel_plan_free(&p);
+    return ok;
+}
+
+static void rdc_verdict(const verdict_t *v, summary_t *s)
+{
+    printf("calls stock malloc, no PTX: an -rdc image; the shim re-links it from the "
+           "relocatable code in __nv_relfatbin (if that is what it was linked from):\n");
+    int ok = 0;
+    if (opt_arch)
+        ok = rdc_arch_line(opt_arch);
+    else
+        for (int i = 0; i < v->nelf_arch; i++)
+            ok |= rdc_arch_line(v->elf_arch[i]);
+    if (ok)
+        s->relinkable_rdc++;
+    else
+        s->stock_no_ptx++;
+}
+
 static void verdict_line(const verdict_t *v, int loaded, summary_t *s)
 {
     printf("    => ");
@@ -119,6 +174,10 @@ static void verdict_line(const verdict_t *v, int loaded, summary_t *s)
         return;
     }
     s->modules++;
+    if (v->uses_stock && !v->has_devmalloc && !v->nptx && g_rel) {
+        rdc_verdict(v, s);
+        return;
+    }
     if (v->has_devmalloc) {
         printf("devmalloc already linked in: served by devmalloc, no re-link needed\n");
         s->devmalloc++;
@@ -212,6 +271,19 @@ static int show_host_elf(unsigned char *buf, size_t len, summary_t *s)
            eh.e_type == ET_REL ? "relocatable object" : "other type", eh.e_machine);
     int bad = 0, found = 0;
     Elf_Scn *scn = NULL;
+    g_rel = NULL;
+    g_rel_len = 0;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {   /* __nv_relfatbin first: the verdicts use it */
+        GElf_Shdr sh;
+        const char *name;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_offset <= len &&
+            sh.sh_size <= len - sh.sh_offset && (name = elf_strptr(e, shstr, sh.sh_name)) &&
+            !strcmp(name, DM_RELFATBIN_SECTION)) {
+            g_rel = buf + sh.sh_offset;
+            g_rel_len = sh.sh_size;
+        }
+    }
+    scn = NULL;
     while ((scn = elf_nextscn(e, scn)) != NULL) {
         GElf_Shdr sh;
         if (!gelf_getshdr(scn, &sh))
@@ -237,6 +309,7 @@ static int show_host_elf(unsigned char *buf, size_t len, summary_t *s)
     }
     if (!found)
         printf(" no device code (.nv_fatbin / __nv_relfatbin absent)\n");
+    g_rel = NULL;
     elf_end(e);
     return bad ? -1 : 0;
 }
@@ -368,6 +441,8 @@ static int inspect_file(const char *path)
         printf(" summary: %u loaded module(s): %u re-linkable", s.modules, s.relinkable);
         if (s.relinkable)
             printf(" (devices >= sm_%u)", s.min_cc);
+        if (s.relinkable_rdc)
+            printf(", %u re-linkable from relocatable code", s.relinkable_rdc);
         printf(", %u stock malloc without PTX, %u with devmalloc, %u without malloc",
                s.stock_no_ptx, s.devmalloc, s.no_malloc);
         if (s.errors) printf(", %u unreadable", s.errors);

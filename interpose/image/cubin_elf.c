@@ -35,7 +35,9 @@ static void note_symbol(dm_cubin_info_t *info, const char *name, const GElf_Sym 
     }
     if (GELF_ST_BIND(s->st_info) == STB_LOCAL)
         return;
-    if (!strcmp(name, "malloc"))
+    if (dm_is_devrt_symbol(name))
+        *(und ? &info->calls_devrt : &info->defines_devrt) = 1;
+    else if (!strcmp(name, "malloc"))
         *(und ? &info->calls_malloc : &info->defines_malloc) = 1;
     else if (!strcmp(name, "free"))
         *(und ? &info->calls_free : &info->defines_free) = 1;
@@ -43,7 +45,11 @@ static void note_symbol(dm_cubin_info_t *info, const char *name, const GElf_Sym 
         *(und ? &info->calls_aligned : &info->defines_aligned) = 1;
 }
 
-static int scan_symtabs(Elf *e, dm_cubin_info_t *info, char *why, size_t whylen)
+/* One symbol seen by a walk: returns nonzero to stop the walk. */
+typedef int (*sym_visit_fn)(const char *name, const GElf_Sym *s, void *arg);
+
+static int scan_symtabs(Elf *e, sym_visit_fn visit, void *arg, unsigned *nsyms,
+                        char *why, size_t whylen)
 {
     Elf_Scn *scn = NULL;
     int found = 0;
@@ -65,9 +71,9 @@ static int scan_symtabs(Elf *e, dm_cubin_info_t *info, char *why, size_t whylen)
             if (!gelf_getsym(d, (int)i, &s))
                 return dm_fail(-EINVAL, why, whylen, "cubin: bad symbol %zu", i);
             const char *name = elf_strptr(e, sh.sh_link, s.st_name);
-            info->nsyms++;
-            if (name)
-                note_symbol(info, name, &s);
+            (*nsyms)++;
+            if (name && visit(name, &s, arg))
+                return 0;
         }
     }
     if (!found)
@@ -75,8 +81,10 @@ static int scan_symtabs(Elf *e, dm_cubin_info_t *info, char *why, size_t whylen)
     return 0;
 }
 
-int dm_cubin_inspect(const void *img, size_t len, dm_cubin_info_t *info,
-                     char *why, size_t whylen)
+/* Walk the symbols of the cubin at img (a private copy is given to libelf);
+ * info gets its header fields. */
+static int walk_cubin(const void *img, size_t len, dm_cubin_info_t *info, sym_visit_fn visit,
+                      void *arg, char *why, size_t whylen)
 {
     memset(info, 0, sizeof *info);
     if (!img || len < sizeof(Elf64_Ehdr))
@@ -109,12 +117,51 @@ int dm_cubin_inspect(const void *img, size_t len, dm_cubin_info_t *info,
     }
     info->relocatable = eh.e_type == ET_REL;
     info->sm = eh.e_ident[EI_ABIVERSION] >= 8 ? (eh.e_flags >> 8) & 0xff : eh.e_flags & 0xff;
-    rc = scan_symtabs(e, info, why, whylen);
+    rc = scan_symtabs(e, visit, arg, &info->nsyms, why, whylen);
 out:
     if (e)
         elf_end(e);
     free(copy);
     return rc;
+}
+
+static int visit_info(const char *name, const GElf_Sym *s, void *arg)
+{
+    note_symbol(arg, name, s);
+    return 0;
+}
+
+int dm_cubin_inspect(const void *img, size_t len, dm_cubin_info_t *info,
+                     char *why, size_t whylen)
+{
+    dm_cubin_info_t hdr;
+    int rc = walk_cubin(img, len, &hdr, visit_info, &hdr, why, whylen);
+    *info = hdr;
+    return rc;
+}
+
+#define DM_STO_CUDA_ENTRY 0x10
+
+typedef struct {
+    int (*fn)(const char *, void *);
+    void *arg;
+} kernel_walk_t;
+
+static int visit_kernel(const char *name, const GElf_Sym *s, void *arg)
+{
+    const kernel_walk_t *w = arg;
+    if (GELF_ST_TYPE(s->st_info) != STT_FUNC || GELF_ST_BIND(s->st_info) == STB_LOCAL ||
+        s->st_shndx == SHN_UNDEF || !(s->st_other & DM_STO_CUDA_ENTRY))
+        return 0;
+    return w->fn(name, w->arg);
+}
+
+int dm_cubin_kernels(const void *img, size_t len, int (*fn)(const char *name, void *arg),
+                     void *arg, char *why, size_t whylen)
+{
+    dm_cubin_info_t hdr;
+    kernel_walk_t w = { fn, arg };
+    return walk_cubin(img, len, &hdr, visit_kernel, &w, why, whylen);
 }
 
 int dm_elf_image_size(const void *img, size_t maxlen, size_t *size,

@@ -6,7 +6,11 @@
  * `free` and the aligned entry point (`__cuda_syscall_aligned_malloc` in
  * CUDA 13, `__nv_aligned_device_malloc_impl` earlier) that the driver binds
  * at load. A module already linked with devmalloc defines `malloc` and
- * carries the `devmalloc_heap_desc` global.
+ * carries the `devmalloc_heap_desc` global. Dynamic parallelism reaches the
+ * device runtime (libcudadevrt) through UND symbols named `__cudaCDP*` (CUDA
+ * 12+) or `cuda*` (`cudaGetParameterBuffer`, `cudaLaunchDevice`, ... before):
+ * dm_is_devrt_symbol() says which names those are. Kernels are the defined
+ * global functions marked STO_CUDA_ENTRY (0x10 in st_other).
  *
  * Errors: relink_err.h. Locking: none; libelf is initialised once
  * (pthread_once) and every call uses its own Elf handle over a private copy.
@@ -25,12 +29,27 @@ typedef struct {
     int      calls_malloc, calls_free, calls_aligned;      /* UND references */
     int      defines_malloc, defines_free, defines_aligned;
     int      has_heap_desc; /* devmalloc_heap_desc present */
+    int      calls_devrt, defines_devrt; /* device-runtime entry points */
     unsigned nsyms;
 } dm_cubin_info_t;
 
 /* Inspect len bytes at img (an ELF; copied before libelf sees it). */
 int dm_cubin_inspect(const void *img, size_t len, dm_cubin_info_t *info,
                      char *why, size_t whylen);
+
+/* A device-runtime entry point's name (libcudadevrt's). */
+static inline int dm_is_devrt_symbol(const char *n)
+{
+    return (n[0] == '_' && n[1] == '_' && n[2] == 'c' && n[3] == 'u' && n[4] == 'd' &&
+            n[5] == 'a' && n[6] == 'C' && n[7] == 'D' && n[8] == 'P') ||
+           (n[0] == 'c' && n[1] == 'u' && n[2] == 'd' && n[3] == 'a' &&
+            n[4] >= 'A' && n[4] <= 'Z');
+}
+
+/* Call fn(name, arg) for every kernel (entry function) the image defines;
+ * fn returns nonzero to stop. Returns 0, or a negative error. */
+int dm_cubin_kernels(const void *img, size_t len, int (*fn)(const char *name, void *arg),
+                     void *arg, char *why, size_t whylen);
 
 /* The image calls the stock device allocator. */
 static inline int dm_cubin_uses_stock_malloc(const dm_cubin_info_t *i)

@@ -2,6 +2,7 @@
  * ptx_scan.c — token-level PTX scan. See ptx_scan.h. Locking: none.
  */
 #include "ptx_scan.h"
+#include "cubin_elf.h"
 #include "relink_err.h"
 #include <ctype.h>
 #include <stdlib.h>
@@ -125,6 +126,8 @@ int dm_ptx_scan(const char *ptx, size_t len, dm_ptx_info_t *info)
             } else if (st_func && !st_named && paren == 0 && tok[0] != '.') {
                 int sym = sym_of(tok);
                 st_named = 1;                /* first name after .func */
+                if (dm_is_devrt_symbol(tok))
+                    *(st_extern ? &info->extern_devrt : &info->defines_devrt) = 1;
                 if (sym != SYM_NONE)
                     note_func(info, sym, st_extern);
             }

@@ -2,7 +2,8 @@
  * ptx_scan.h — a small tokenizer over PTX text that finds the module-level
  * declarations that matter to the re-link: `.extern .func ... malloc` (and
  * free, the aligned entry point), a definition of `malloc`, the
- * `devmalloc_heap_desc` global, `.version` and `.target`.
+ * `devmalloc_heap_desc` global, `.version` and `.target`, and functions of
+ * the device runtime (dm_is_devrt_symbol, cubin_elf.h) declared or defined.
  *
  * Works on tokens, not exact text: the PTX in a fatbin is whitespace-
  * normalized. Used when a fatbin carries no ELF to read symbols from; the
@@ -20,6 +21,7 @@ typedef struct {
     int extern_malloc, extern_free, extern_aligned;
     int defines_malloc, defines_free, defines_aligned;
     int has_heap_desc;
+    int extern_devrt, defines_devrt;         /* device-runtime functions */
 } dm_ptx_info_t;
 
 /* Scan len bytes of PTX text (stops at a NUL). */

@@ -16,6 +16,8 @@
 typedef CUresult (*link_create_fn)(unsigned, CUjit_option *, void **, CUlinkState *);
 typedef CUresult (*link_add_data_fn)(CUlinkState, CUjitInputType, void *, size_t,
                                      const char *, unsigned, CUjit_option *, void **);
+typedef CUresult (*link_add_file_fn)(CUlinkState, CUjitInputType, const char *, unsigned,
+                                     CUjit_option *, void **);
 typedef CUresult (*link_complete_fn)(CUlinkState, void **, size_t *);
 typedef CUresult (*link_destroy_fn)(CUlinkState);
 typedef CUresult (*ctx_get_device_fn)(CUdevice *);
@@ -32,6 +34,7 @@ typedef CUresult (*ctx_pop_fn)(CUcontext *);
 static struct {
     link_create_fn    link_create;
     link_add_data_fn  link_add_data;
+    link_add_file_fn  link_add_file;
     link_complete_fn  link_complete;
     link_destroy_fn   link_destroy;
     ctx_get_device_fn ctx_get_device;
@@ -66,6 +69,7 @@ static void drv_init(void)
     dm_driver_resolver_fn r = resolver ? resolver : default_resolve;
     drv.link_create    = (link_create_fn)r("cuLinkCreate_v2");
     drv.link_add_data  = (link_add_data_fn)r("cuLinkAddData_v2");
+    drv.link_add_file  = (link_add_file_fn)r("cuLinkAddFile_v2");
     drv.link_complete  = (link_complete_fn)r("cuLinkComplete");
     drv.link_destroy   = (link_destroy_fn)r("cuLinkDestroy");
     drv.ctx_get_device = (ctx_get_device_fn)r("cuCtxGetDevice");
@@ -193,7 +197,24 @@ static const char *first_line(char *log)
     return log[0] ? log : "no log";
 }
 
-int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
+static CUresult add_input(CUlinkState ls, const dm_jit_input_t *in, unsigned nopt,
+                          CUjit_option *opt, void **val)
+{
+    switch (in->kind) {
+    case DM_JIT_IN_CUBIN:
+        return drv.link_add_data(ls, CU_JIT_INPUT_CUBIN, (void *)in->ptx, in->size, in->name,
+                                 nopt, opt, val);
+    case DM_JIT_IN_LIBRARY:
+        if (!drv.link_add_file)
+            return CUDA_ERROR_NOT_FOUND;
+        return drv.link_add_file(ls, CU_JIT_INPUT_LIBRARY, in->ptx, nopt, opt, val);
+    default:
+        return drv.link_add_data(ls, CU_JIT_INPUT_PTX, (void *)in->ptx, in->size + 1, in->name,
+                                 nopt, opt, val);
+    }
+}
+
+int dm_jit_link(const dm_jit_input_t *in, int n, void **cubin,
                     size_t *cubin_size, char *why, size_t whylen)
 {
     int rc = drv_ready(why, whylen);
@@ -213,11 +234,11 @@ int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
         CUjit_option cap_opt[] = { CU_JIT_MAX_REGISTERS };
         void *cap_val[] = { (void *)(uintptr_t)in[i].max_registers };
         unsigned ncap = in[i].max_registers ? 1u : 0u;
-        r = drv.link_add_data(ls, CU_JIT_INPUT_PTX, (void *)in[i].ptx, in[i].size + 1,
-                              in[i].name, ncap, ncap ? cap_opt : NULL, ncap ? cap_val : NULL);
+        r = add_input(ls, &in[i], ncap, ncap ? cap_opt : NULL, ncap ? cap_val : NULL);
         if (r != CUDA_SUCCESS)
-            rc = dm_fail(-EIO, why, whylen, "cuLinkAddData(%s): %s: %s", in[i].name,
-                         err_name(r), first_line(errlog));
+            rc = dm_fail(-EIO, why, whylen, "%s(%s): %s: %s",
+                         in[i].kind == DM_JIT_IN_LIBRARY ? "cuLinkAddFile" : "cuLinkAddData",
+                         in[i].name, err_name(r), first_line(errlog));
     }
     void *img = NULL;
     size_t sz = 0;

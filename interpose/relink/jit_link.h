@@ -1,8 +1,9 @@
 /*
  * jit_link.h — the Driver API calls of the re-link: which device is current
- * (compute capability, driver version) and the JIT link of several PTX
- * inputs into one cubin (cuLinkCreate, cuLinkAddData per input,
- * cuLinkComplete, copy, cuLinkDestroy).
+ * (compute capability, driver version) and the JIT link of several inputs
+ * (PTX, relocatable cubins, a static library of device code) into one cubin
+ * (cuLinkCreate, cuLinkAddData or cuLinkAddFile per input, cuLinkComplete,
+ * copy, cuLinkDestroy).
  *
  * Entry points are resolved at run time (nothing links against libcuda): by
  * default with dlopen("libcuda.so.1") + dlsym of the exported versioned names
@@ -38,15 +39,22 @@ int dm_jit_target_of(int dev, dm_jit_target_t *t, char *why, size_t whylen);
  * registers clobbers them (docs/design.md, "Calling convention"). */
 #define DM_DEVICE_MAXRREG 32
 
+enum {
+    DM_JIT_IN_PTX = 0,      /* ptx: NUL-terminated text, size: strlen */
+    DM_JIT_IN_CUBIN,        /* ptx: a relocatable cubin, size: its bytes */
+    DM_JIT_IN_LIBRARY,      /* ptx: path of a static library (libcudadevrt.a) */
+};
+
 typedef struct {
     const char *name;   /* shown in JIT logs */
-    const char *ptx;    /* NUL-terminated text */
+    const char *ptx;    /* the input (kind says what) */
     size_t      size;   /* strlen(ptx) */
     unsigned    max_registers; /* 0: no cap; else CU_JIT_MAX_REGISTERS for this input */
+    int         kind;   /* DM_JIT_IN_* */
 } dm_jit_input_t;
 
-/* Link n PTX inputs for the current context's device; *cubin is malloc'd. */
-int dm_jit_link_ptx(const dm_jit_input_t *in, int n, void **cubin,
+/* Link n inputs for the current context's device; *cubin is malloc'd. */
+int dm_jit_link(const dm_jit_input_t *in, int n, void **cubin,
                     size_t *cubin_size, char *why, size_t whylen);
 
 #endif

@@ -31,6 +31,7 @@
  * launch, H200 host).
  */
 #include "relink.h"
+#include "relink_int.h"
 #include "cache.h"
 #include "image/cubin_elf.h"
 #include "image/decompress.h"
@@ -56,30 +57,17 @@
 #include <strings.h>
 #include <time.h>
 
-/* devmalloc's PTX, NUL-terminated, and its SHA-256 (devmalloc_ptx.S). */
-extern const char dm_devmalloc_ptx[];
-extern const char dm_devmalloc_ptx_end[];
-extern const unsigned char dm_devmalloc_ptx_sha256[32];
-
-enum { JIT_OFF, JIT_AUTO, JIT_FORCE };
-
-typedef struct {
-    int  jit;
-    int  verbose;
-    char cache_dir[PATH_MAX];   /* "" : cache off */
-} relink_opts_t;
-
 static relink_opts_t opts;
 static dm_cache_t *cache;
-/* devmalloc's PTX without its NUL: the bytes up to dm_devmalloc_ptx_end */
-#define DM_PTX_LEN ((size_t)(dm_devmalloc_ptx_end - dm_devmalloc_ptx) - 1u)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static _Atomic(dm_relink_event_fn) events;
 
 void dm_relink_set_events(dm_relink_event_fn fn) { events = fn; }
 
-static void event(int kind, const char *label)
+const relink_opts_t *dm_relink_opts(void) { return &opts; }
+
+void dm_relink_event(int kind, const char *label)
 {
     dm_relink_event_fn fn = events;
     if (fn)
@@ -119,6 +107,10 @@ static void relink_opts_read(relink_opts_t *o)
     const dm_options_t *so = dm_options();
     o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
     o->verbose = so->verbose;
+    o->sass = so->jit_sass;
+    o->cudadevrt[0] = 0;
+    if (so->cudadevrt && so->cudadevrt[0] == '/' && strlen(so->cudadevrt) < sizeof o->cudadevrt)
+        strcpy(o->cudadevrt, so->cudadevrt);
     const char *d = so->cache_dir;
     o->cache_dir[0] = 0;
     if (d && *d)
@@ -215,55 +207,30 @@ static void use_from_ptx(const char *ptx, size_t n, alloc_use_t *u)
     u->has_devmalloc |= dm_ptx_has_devmalloc(&pi);
 }
 
+void dm_relink_key_common(dm_cache_keyer_t *k, const dm_jit_target_t *t,
+                          const dm_devmalloc_code_t *dc)
+{
+    dm_cache_key_add_str(k, DEVMALLOC_VERSION_STRING);
+    dm_cache_key_add_str(k, dc->sass ? "devmalloc-sass" : "devmalloc-ptx-at-app-target");
+    dm_cache_key_add(k, dc->digest, 32); /* hashed at build time */
+    dm_cache_key_add_u64(k, (uint64_t)t->cc_major * 10 + (uint64_t)t->cc_minor);
+    dm_cache_key_add_u64(k, (uint64_t)t->driver_version);
+    dm_cache_key_add_str(k, t->driver_id);
+    dm_cache_key_add_u64(k, DM_DEVICE_MAXRREG); /* devmalloc's register cap */
+}
+
 static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t,
-                     dm_cache_key_t *key)
+                     const dm_devmalloc_code_t *dc, dm_cache_key_t *key)
 {
     dm_cache_keyer_t k;
     dm_cache_key_init(&k, "devmalloc-jit-v1");
-    dm_cache_key_add_str(&k, DEVMALLOC_VERSION_STRING);
-    dm_cache_key_add(&k, dm_devmalloc_ptx_sha256, 32); /* hashed at build time */
     dm_cache_key_add(&k, ptx, n);
-    dm_cache_key_add_u64(&k, (uint64_t)t->cc_major * 10 + (uint64_t)t->cc_minor);
-    dm_cache_key_add_u64(&k, (uint64_t)t->driver_version);
-    dm_cache_key_add_str(&k, t->driver_id);
-    dm_cache_key_add_u64(&k, DM_DEVICE_MAXRREG); /* devmalloc's register cap */
-    dm_cache_key_add_str(&k, "devmalloc-ptx-at-app-target");
+    dm_relink_key_common(&k, t, dc);
     dm_cache_key_final(&k, key);
 }
 
-/* devmalloc's PTX with its `.target` raised to the application's (arch), or
- * NULL to use it as built. The linked image takes its PTX version from its
- * inputs: with devmalloc's (built for the oldest supported target) it reported
- * a lower one than the application was compiled for, and libraries that check
- * that version against their compiled architectures (CUB, Thrust) refused
- * their kernels with cudaErrorInvalidDeviceFunction. *len: its strlen. */
-static char *devmalloc_ptx_for(unsigned arch, size_t *len)
-{
-    const char *t = strstr(dm_devmalloc_ptx, "\n.target sm_");
-    if (!t || arch <= strtoul(t + strlen("\n.target sm_"), NULL, 10) || arch > 999)
-        return NULL;   /* at or below the target it was built for: as built */
-    const char *eol = strchr(t + 1, '\n');
-    if (!eol)
-        return NULL;
-    char line[32];
-    size_t ln = (size_t)snprintf(line, sizeof line, "\n.target sm_%u", arch);
-    size_t head = (size_t)(t - dm_devmalloc_ptx);
-    size_t tail = DM_PTX_LEN - (size_t)(eol - dm_devmalloc_ptx);
-    char *p = malloc(head + ln + tail + 1);
-    if (!p)
-        return NULL;
-    memcpy(p, dm_devmalloc_ptx, head);
-    memcpy(p + head, line, ln);
-    memcpy(p + head + ln, eol, tail);
-    p[head + ln + tail] = 0;
-    *len = head + ln + tail;
-    return p;
-}
-
-/* The cached image for ptx under `key`, if the cache has one (1, *out set);
- * else 0, and `note` may say why an entry was not used. */
-static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key_t *key,
-                        int ahead, const void **out, size_t *out_size, char *note, size_t notelen)
+int dm_relink_fetch(const char *label, const char *what, const dm_cache_key_t *key, int ahead,
+                    const void **out, size_t *out_size, char *note, size_t notelen)
 {
     double t0 = dm_clock_ms();
     void *img;
@@ -271,35 +238,36 @@ static int fetch_cached(const char *label, unsigned ptx_arch, const dm_cache_key
     if (!cache || dm_cache_get(cache, key, &img, &sz, note, notelen) != 1)
         return 0;
     if (!ahead) /* read ahead: counted and told when the load takes it */
-        event(DM_OBS_CACHE_HIT, label);
+        dm_relink_event(DM_OBS_CACHE_HIT, label);
     if (opts.verbose)
-        dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
-            "(cache hit, %.1f ms, %zu bytes)", label, ptx_arch, dm_clock_ms() - t0, sz);
+        dm_log(DM_LOG_INFO, "jit: %s: %s re-linked with devmalloc "
+            "(cache hit, %.1f ms, %zu bytes)", label, what, dm_clock_ms() - t0, sz);
     *out = img;
     *out_size = sz;
     return 1;
 }
 
-/* Link ptx + devmalloc's PTX and put the image in the cache under `key`
- * (make_key's for ptx); `note`: what the cache said when it had no usable
- * entry (fetch_cached). */
-static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned ptx_arch,
-                          const dm_cache_key_t *key, const char *note,
-                          const void **out, size_t *out_size, char *why, size_t whylen)
+int dm_relink_link(const char *label, const char *what, dm_jit_input_t *in, int n,
+                   dm_devmalloc_code_t *dc, unsigned app_arch, const dm_cache_key_t *key,
+                   const char *note, const void **out, size_t *out_size, char *why,
+                   size_t whylen)
 {
     double t0 = dm_clock_ms();
     if (cache)
-        event(DM_OBS_CACHE_MISS, label);
-    size_t dlen = DM_PTX_LEN;
-    char *dptx = devmalloc_ptx_for(ptx_arch, &dlen);
-    dm_jit_input_t in[2] = {
-        { "app.ptx", ptx, n, 0 },
-        { "devmalloc.ptx", dptx ? dptx : dm_devmalloc_ptx, dlen, DM_DEVICE_MAXRREG },
-    };
+        dm_relink_event(DM_OBS_CACHE_MISS, label);
+    in[n] = dc->in;
     void *img;
     size_t sz;
-    int linked = dm_jit_link_ptx(in, 2, &img, &sz, why, whylen);
-    free(dptx);
+    int linked = dm_jit_link(in, n + 1, &img, &sz, why, whylen);
+    char sass_why[256] = "";
+    if (linked < 0 && dc->sass) {   /* a driver that refuses the SASS: its PTX */
+        snprintf(sass_why, sizeof sass_why, "%s", why);
+        dm_devmalloc_code_free(dc);
+        if (dm_devmalloc_code(0, app_arch, 0, dc, why, whylen) < 0)
+            return 0;
+        in[n] = dc->in;
+        linked = dm_jit_link(in, n + 1, &img, &sz, why, whylen);
+    }
     if (linked < 0)
         return 0;
     double jit_ms = dm_clock_ms() - t0;
@@ -309,25 +277,48 @@ static int link_and_cache(const char *label, const char *ptx, size_t n, unsigned
     if (cache)
         cached = dm_cache_put(cache, key, img, sz, cwhy, sizeof cwhy) == 0 ? "cached" : cwhy;
     if (opts.verbose)
-        dm_log(DM_LOG_INFO, "jit: %s: compute_%u PTX re-linked with devmalloc "
-            "(JIT link %.1f ms, %zu bytes, %s%s%s)", label, ptx_arch, jit_ms, sz,
-            cached, show_note ? "; " : "", show_note ? note : "");
+        dm_log(DM_LOG_INFO, "jit: %s: %s re-linked with devmalloc "
+            "(JIT link %.1f ms, %zu bytes, %s%s%s; devmalloc as %s_%u %s%s%s)", label, what, jit_ms,
+            sz, cached, show_note ? "; " : "", show_note ? note : "", dc->sass ? "sm" : "compute",
+            dc->arch, dc->sass ? "SASS" : "PTX", sass_why[0] ? ", its SASS refused: " : "",
+            sass_why);
     *out = img;
     *out_size = sz;
     return 1;
 }
+
+static int relink_ptx_code(const char *label, const char *what, const char *ptx, size_t n,
+                           unsigned arch, alloc_use_t *u, const dm_jit_target_t *t,
+                           dm_devmalloc_code_t *dc, int ahead, char *note, size_t notelen,
+                           const void **out, size_t *out_size, char *why, size_t whylen);
 
 /* ahead: only what the cache holds (dm_relink_read_ahead), never a link */
 static int relink_ptx_text(const char *label, const char *ptx, size_t n,
                            unsigned arch, alloc_use_t *u, const dm_jit_target_t *t, int ahead,
                            const void **out, size_t *out_size, char *why, size_t whylen)
 {
-    char note[PATH_MAX + 160] = "";
+    char note[PATH_MAX + 160] = "", what[32];
+    snprintf(what, sizeof what, "compute_%u PTX", arch);
+    unsigned cc = (unsigned)(t->cc_major * 10 + t->cc_minor);
+    dm_devmalloc_code_t dc;
+    if (dm_devmalloc_code(cc, arch, opts.sass, &dc, why, whylen) < 0)
+        return 0;
+    int r = relink_ptx_code(label, what, ptx, n, arch, u, t, &dc, ahead, note, sizeof note, out,
+                            out_size, why, whylen);
+    dm_devmalloc_code_free(&dc);
+    return r;
+}
+
+static int relink_ptx_code(const char *label, const char *what, const char *ptx, size_t n,
+                           unsigned arch, alloc_use_t *u, const dm_jit_target_t *t,
+                           dm_devmalloc_code_t *dc, int ahead, char *note, size_t notelen,
+                           const void **out, size_t *out_size, char *why, size_t whylen)
+{
     dm_cache_key_t key;
     int looked = u->have && cache;
     if (looked) { /* the ELF's verdict is in: the cache first (header comment) */
-        make_key(ptx, n, t, &key);
-        if (fetch_cached(label, arch, &key, ahead, out, out_size, note, sizeof note))
+        make_key(ptx, n, t, dc, &key);
+        if (dm_relink_fetch(label, what, &key, ahead, out, out_size, note, notelen))
             return 1;
     }
     use_from_ptx(ptx, n, u);
@@ -337,14 +328,15 @@ static int relink_ptx_text(const char *label, const char *ptx, size_t n,
         return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)",
                        label, u->source);
     if (!looked) {
-        make_key(ptx, n, t, &key);
-        if (fetch_cached(label, arch, &key, ahead, out, out_size, note, sizeof note))
+        make_key(ptx, n, t, dc, &key);
+        if (dm_relink_fetch(label, what, &key, ahead, out, out_size, note, notelen))
             return 1;
     }
     if (ahead)
         return dm_fail(0, why, whylen, "%s: not in the cache (%s)", label,
                        note[0] ? note : "cache miss");
-    return link_and_cache(label, ptx, n, arch, &key, note, out, out_size, why, whylen);
+    dm_jit_input_t in[2] = { { "app.ptx", ptx, n, 0, DM_JIT_IN_PTX } };
+    return dm_relink_link(label, what, in, 1, dc, arch, &key, note, out, out_size, why, whylen);
 }
 
 static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
@@ -364,6 +356,8 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb,
     if (u.have && !u.uses_stock && opts.jit != JIT_FORCE)
         return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)",
                        label, u.source);
+    if (!pk.have_ptx && !pk.ptx_archs_seen && pk.have_elf && u.have) /* an -rdc image? */
+        return dm_relink_rdc(label, fb, &pk.elf, t, ahead, out, out_size, why, whylen);
     if (!pk.have_ptx) {
         if (pk.ptx_archs_seen)
             return dm_fail(0, why, whylen, "%s: no PTX for sm_%u (lowest is compute_%u)",
@@ -422,7 +416,7 @@ static int relink_buffer(const void *image, size_t len, const char *label,
     else if (dm_jit_target(&t, ewhy, sizeof ewhy) < 0)
         return dm_fail(0, why, whylen, "%s: %s", label, ewhy);
     else if (len && dm_ahead_take(image, len, &t, out, out_size)) {
-        event(DM_OBS_CACHE_HIT, label);
+        dm_relink_event(DM_OBS_CACHE_HIT, label);
         if (opts.verbose)
             dm_log(DM_LOG_INFO, "jit: %s: re-linked with devmalloc (read from the cache ahead, "
                    "%zu bytes)", label, *out_size);

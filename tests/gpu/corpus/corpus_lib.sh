@@ -9,17 +9,14 @@
 #   CORPUS_PROGS="a b"   run only these programs
 #   CORPUS_SMALL=1       reduced sizes (passed to the programs)
 #   CORPUS_TIMEOUT=N     seconds per run (default 120)
-#   CORPUS_STRICT=1      report the documented limitation below as FAIL, not SKIP
 B=${BUILD:-build}
 C=$B/corpus
 CT=${GPU_TMP:-$(mktemp -d)}/corpus
 mkdir -p "$CT"
 SHIM_SO=$(cd "$B" 2>/dev/null && pwd)/libdevmalloc_preload.so
-# Built with -rdc=true (separate compilation) also in their stock build: the
-# shim does not re-link such executables at load (docs/jit.md, "Limits"), so
-# way "shim" is a SKIP for them while the shim says so, unless CORPUS_STRICT=1.
-RDC_PROGS=" skiplist cdp plugin "
-ALL_PROGS="raytrace skiplist recurse polyobj scratch hashtable growarray exhaust streams cdp plugin thrust_cub modules"
+# skiplist, cdp, plugin and cmake_rdc are -rdc=true (separate compilation) in
+# their stock build too: way "shim" re-links them from their relocatable code.
+ALL_PROGS="raytrace skiplist recurse polyobj scratch hashtable growarray exhaust streams cdp plugin thrust_cub modules cmake_rdc"
 PROGS=${CORPUS_PROGS:-$ALL_PROGS}
 
 # Lower bounds for the allocations devmalloc must count (stats "allocs"),
@@ -27,10 +24,10 @@ PROGS=${CORPUS_PROGS:-$ALL_PROGS}
 # modules: its NVRTC cubin runs on the stock allocator and is not counted.
 declare -A MIN_FULL=([raytrace]=2000 [skiplist]=800000 [recurse]=1000000 [polyobj]=500000
   [scratch]=1000000 [hashtable]=1000000 [growarray]=300000 [exhaust]=10 [streams]=5000000
-  [cdp]=262144 [plugin]=800000 [thrust_cub]=50000 [modules]=400000)
+  [cdp]=262144 [plugin]=800000 [thrust_cub]=50000 [modules]=400000 [cmake_rdc]=300000)
 declare -A MIN_SMALL=([raytrace]=130 [skiplist]=90000 [recurse]=60000 [polyobj]=30000
   [scratch]=60000 [hashtable]=80000 [growarray]=30000 [exhaust]=10 [streams]=80000
-  [cdp]=4096 [plugin]=50000 [thrust_cub]=2000 [modules]=25000)
+  [cdp]=4096 [plugin]=50000 [thrust_cub]=2000 [modules]=25000 [cmake_rdc]=30000)
 
 min_allocs() {
   if [ -n "${CORPUS_SMALL:-}" ] && [ "${CORPUS_SMALL}" != 0 ]; then echo "${MIN_SMALL[$1]:-1}"
@@ -90,12 +87,6 @@ check_way() {
   local a min; a=$(stats_allocs "$r"); min=$(min_allocs "$p")
   if [ "$a" -lt "$min" ]; then
     local nr; nr=$(grep -o "\(not re-linked\|cannot be re-linked\).*" "$CT/$r.err" | head -1)
-    local rdc; rdc=$(grep -o "\(not re-linked\|cannot be re-linked\).*\(no PTX\|SASS\).*" "$CT/$r.err" | head -1)
-    if [ "$w" = shim ] && [ -n "$rdc" ] && [[ "$RDC_PROGS" == *" $p "* ]] && [ -z "${CORPUS_STRICT:-}" ]; then
-      echo "SKIP $name: known limitation (docs/jit.md): an -rdc executable is not re-linked at load;" \
-           "same output on the stock allocator ($a allocations by devmalloc); shim: ${rdc:0:120}"
-      return
-    fi
     echo "FAIL $name: identical output, but devmalloc counted $a allocations (want >= $min)${nr:+; $nr}"
     return
   fi
