@@ -60,6 +60,7 @@
 #define DM_CACHE_ORDERS    12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
 #define DM_CACHE_SLOTS     4096u /* at most this many cached blocks per order */
 #define DM_MIN_ALIGN       16u   /* every block is at least 16-byte aligned */
+#define DM_SECTOR_BYTES    32u   /* an L1 sector: by default no two blocks share one (heap.c: dm_heap_request_size) */
 #define DM_HEAP_MAGIC      0x6465766d616c6c63ull /* "devmallc" */
 #define DM_CHECK_TAIL      16u  /* check mode: canary (8 B) after the block, size word (8 B) at its end */
 
@@ -312,6 +313,9 @@ typedef struct dm_heap {
                                 * (0: off; see dm_heap_request_size) */
   uint32_t check;              /* 1: check mode (canaries after blocks, checked at free) */
   uint32_t way_mask;           /* ways of each bin, minus 1 (layout.c: dm_ways_for) */
+  uint32_t round;              /* requests are served a multiple of round + 1 bytes: DM_SECTOR_BYTES - 1
+                                * (the default: every block has its 32-byte sectors to itself), or
+                                * DM_MIN_ALIGN - 1 (dense) */
   dm_class_t classes[DM_NUM_CLASSES];
   dm_bcache_t *bcache;         /* DM_CACHE_ORDERS rings */
   uint32_t *bslots;            /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */

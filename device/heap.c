@@ -24,14 +24,18 @@
  */
 #include "dm_internal.h"
 
-/* The bytes a request of `size` is served: at least the heap's min_block.
- * With min_block = 128 no two blocks share a 128-byte cache line, as with the
- * stock allocator's spacing: a program that publishes a block through an
- * atomic and reads it elsewhere with plain loads (a data race the L1 cache of
- * another SM can expose) then sees no stale neighbour (docs/design.md). */
+/* The bytes a request of `size` is served: at least the heap's min_block,
+ * rounded up to a multiple of round + 1. By default that is a 32-byte L1
+ * sector, and the classes that serve such sizes start their slots on sector
+ * boundaries (layout.c), so no two blocks share a sector, as with the stock
+ * allocator: a program that publishes a block through an atomic and reads it
+ * on another SM with plain loads (a data race the L1 cache can expose) then
+ * never reads a neighbour's stale sector (docs/design.md, "Programs that
+ * read published blocks with plain loads"). */
 DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size) {
   if (size < h->min_block) size = h->min_block;
-  return h->check ? size + DM_CHECK_TAIL : size;
+  if (h->check) size += DM_CHECK_TAIL;
+  return size <= DM_SLAB_MAX ? (size + h->round) & ~(uint64_t)h->round : size;
 }
 
 /* Check mode (DEVMALLOC_CHECK). A block of `bytes` handed out for a request of

@@ -45,7 +45,10 @@ _Static_assert(sizeof(dm_chunk_t) == 128, "a chunk descriptor is one 128-byte li
 void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
   for (uint32_t c = 0; c < DM_NUM_CLASSES; c++) {
     uint32_t size = dm_class_size(c), pow2 = (size & (size - 1u)) == 0;
-    uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size : pow2 ? DM_SLAB_ALIGN_MAX : DM_MIN_ALIGN;
+    uint32_t step = pow2 && size < DM_SLAB_ALIGN_MAX ? size
+                    : pow2                           ? DM_SLAB_ALIGN_MAX
+                    : size % DM_SECTOR_BYTES == 0    ? DM_SECTOR_BYTES /* slots on sector boundaries */
+                                                     : DM_MIN_ALIGN;
     dm_class_t best = {0}, cand = {size, 0, 0, (uint32_t)(DM_CHUNK_BYTES / size), 0xffffffffu / size + 1u};
     if (dm_class_beside(c)) { /* offset 0 */
       out[c] = cand;
@@ -215,6 +218,7 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->buddy.moving = &h->hstats->moving;
   h->narenas = L->narenas;
   h->way_mask = dm_ways_for(L->narenas) - 1;
+  h->round = DM_SECTOR_BYTES - 1;
   h->ways = h->way_mask ? (dm_way_t *)(uintptr_t)(base + L->ways_off) : NULL;
   h->shints = L->shint_off ? (uint32_t *)(uintptr_t)(base + L->shint_off) : NULL;
   h->nchunks = (uint32_t)L->nchunks;

@@ -134,6 +134,15 @@ devmalloc_status_t devmalloc_heap_trim_start(devmalloc_heap_t *heap, size_t keep
  * idle (no kernel using it running). */
 devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *heap, size_t bytes);
 
+/* Dense small blocks (on != 0): requests are rounded up to 16 bytes instead
+ * of 32, so that two small blocks may share a 32-byte sector. Off (the
+ * default), no two blocks share a sector, as with the stock allocator, and a
+ * program that reads freshly published blocks with plain loads works as it
+ * does on stock (docs/design.md, "Programs that read published blocks with
+ * plain loads"); on, 16 B requests use half the memory and run faster. The
+ * heap must be idle. */
+devmalloc_status_t devmalloc_heap_set_dense(devmalloc_heap_t *heap, int on);
+
 /* Check mode (on != 0): every block gets 8 canary bytes after the requested
  * size and a size word at its end (16 bytes more per block), verified when
  * it is freed; damaged blocks are counted in devmalloc_stats_t (check_*), the

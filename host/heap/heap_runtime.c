@@ -159,6 +159,11 @@ devmalloc_status_t devmalloc_heap_set_min_block(devmalloc_heap_t *h, size_t byte
   return write_heap_u32(h, offsetof(dm_heap_t, min_block), (uint32_t)bytes);
 }
 
+devmalloc_status_t devmalloc_heap_set_dense(devmalloc_heap_t *h, int on) {
+  if (!h) return DEVMALLOC_EINVAL;
+  return write_heap_u32(h, offsetof(dm_heap_t, round), on ? DM_MIN_ALIGN - 1 : DM_SECTOR_BYTES - 1);
+}
+
 devmalloc_status_t devmalloc_heap_set_check(devmalloc_heap_t *h, int on) {
   if (!h) return DEVMALLOC_EINVAL;
   return write_heap_u32(h, offsetof(dm_heap_t, check), on ? 1u : 0u);

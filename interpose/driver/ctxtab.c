@@ -102,11 +102,13 @@ devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx) {
   return h;
 }
 
-/* DEVMALLOC_CHECK and DEVMALLOC_MIN_BLOCK (a size in bytes, at most 8 KiB)
+/* DEVMALLOC_CHECK, DEVMALLOC_DENSE and DEVMALLOC_MIN_BLOCK (a size in bytes, at most 8 KiB)
  * on a new heap, before any kernel allocates from it. */
 static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsigned long long id) {
   if (o->check && dm_heap_ops->set_check(h, 1) != DEVMALLOC_OK)
     dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CHECK could not be set in context %llu", id);
+  if (o->dense && dm_heap_ops->set_dense(h, 1) != DEVMALLOC_OK)
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_DENSE could not be set in context %llu", id);
   if (o->min_block.kind == DM_SIZE_UNSET || (o->min_block.kind == DM_SIZE_BYTES && !o->min_block.bytes))
     return;
   devmalloc_status_t st = o->min_block.kind == DM_SIZE_BYTES

@@ -31,7 +31,7 @@ static const dm_heap_ops_t g_heap_ops = {
   devmalloc_heap_create, devmalloc_heap_bind_module, devmalloc_heap_bind_library,
   devmalloc_heap_stats,  devmalloc_heap_destroy,     devmalloc_status_string,
   devmalloc_stats_print, devmalloc_heap_set_min_block, devmalloc_heap_set_check,
-  devmalloc_heap_create_growing, devmalloc_heap_trim_start, devmalloc_heap_grows,
+  devmalloc_heap_set_dense, devmalloc_heap_create_growing, devmalloc_heap_trim_start, devmalloc_heap_grows,
   devmalloc_heap_abandon,
 };
 const dm_heap_ops_t *dm_heap_ops = &g_heap_ops;

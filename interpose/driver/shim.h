@@ -183,6 +183,7 @@ typedef struct dm_heap_ops {
   void (*stats_print)(const devmalloc_stats_t *, void *, const char *);
   devmalloc_status_t (*set_min_block)(devmalloc_heap_t *, size_t);
   devmalloc_status_t (*set_check)(devmalloc_heap_t *, int);
+  devmalloc_status_t (*set_dense)(devmalloc_heap_t *, int);
   devmalloc_status_t (*create_growing)(CUcontext, const devmalloc_grow_config_t *,
                                        devmalloc_heap_t **, const char **);
   devmalloc_status_t (*trim_start)(devmalloc_heap_t *, size_t);

@@ -75,6 +75,12 @@ static devmalloc_status_t fk_set_check(devmalloc_heap_t *h, int on) {
   fk_check = on;
   return DEVMALLOC_OK;
 }
+static int fk_dense; /* last value given to set_dense */
+static devmalloc_status_t fk_set_dense(devmalloc_heap_t *h, int on) {
+  (void)h;
+  fk_dense = on;
+  return DEVMALLOC_OK;
+}
 /* Heaps that grow: the fake makes a fixed heap of the fallback size (the
  * size a fixed heap would have had), so the shim's sizing rules read the
  * same through either path; fk_grow_cfg keeps the last configuration. */
@@ -94,7 +100,7 @@ static void fk_abandon(devmalloc_heap_t *h) {
 }
 static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
                                      fk_destroy, fk_str, fk_print, fk_set_min_block, fk_set_check,
-                                     fk_create_growing, fk_trim, fk_grows, fk_abandon};
+                                     fk_set_dense, fk_create_growing, fk_trim, fk_grows, fk_abandon};
 const dm_heap_ops_t *dm_heap_ops = &fk_ops;
 
 #ifdef FK_RELINK_SIZED

@@ -132,6 +132,7 @@ static void t_ctx_table(void **st) {
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_RECORD);
   fk_min_block = 0;
   fk_check = 0;
+  fk_dense = 0;
   devmalloc_heap_t *h = dm_ctx_heap(CTX_A);
   assert_non_null(h);
   assert_int_equal(fk_last_bytes, 48u << 20);
@@ -145,6 +146,7 @@ static void t_ctx_table(void **st) {
   assert_int_equal(fk_grow_cfg.wait_ms, 200);
   assert_int_equal(fk_min_block, 128);                     /* DEVMALLOC_MIN_BLOCK, set in main */
   assert_int_equal(fk_check, 1);                           /* DEVMALLOC_CHECK, set in main */
+  assert_int_equal(fk_dense, 1);                           /* DEVMALLOC_DENSE, set in main */
   assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_NOOP);
@@ -497,6 +499,7 @@ int main(void) {
   setenv("DEVMALLOC_MIN_BLOCK", "128", 1); /* read once, at the first heap creation */
   setenv("DEVMALLOC_GROW", "1", 1);        /* heaps that grow (off by default) */
   setenv("DEVMALLOC_CHECK", "1", 1);
+  setenv("DEVMALLOC_DENSE", "1", 1);
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(t_limit_hook_sizes),
     cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),

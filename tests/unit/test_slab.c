@@ -225,6 +225,43 @@ static void test_aligned_slots_free_as_slots(void **st) {
 
 /* min_block: small requests get blocks of min_block bytes, each on a cache
  * line of its own; larger requests are unchanged; 0 turns it off. */
+/* By default no two blocks share a 32-byte sector (the stock allocator's
+ * property that programs reading published blocks with plain loads rely
+ * on): every small size, many blocks live at once, each block's first and
+ * last sector its own. Dense heaps put two 16 B blocks in one sector. */
+static void test_blocks_own_their_sectors(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init(&f, 64 * MiB, 2);
+  enum { N = 6000 };
+  static char *p[N];
+  static uint32_t sz[N];
+  uint32_t r = 99;
+  for (int i = 0; i < N; i++) {
+    r = r * 1664525u + 1013904223u;
+    sz[i] = 1 + (r >> 8) % 300;
+    p[i] = dm_malloc(f.h, sz[i], 16);
+    assert_non_null(p[i]);
+  }
+  char **order = malloc(N * sizeof *order);
+  for (int i = 0; i < N; i++) order[i] = p[i];
+  for (int i = 1; i < N; i++) /* insertion sort by address */
+    for (int j = i; j > 0 && order[j] < order[j - 1]; j--) {
+      char *t = order[j];
+      order[j] = order[j - 1];
+      order[j - 1] = t;
+    }
+  for (int i = 0; i < N; i++) assert_int_equal((uintptr_t)order[i] % DM_SECTOR_BYTES, 0);
+  for (int i = 0; i < N; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
+  free(order);
+  f.h->round = DM_MIN_ALIGN - 1;
+  char *a = dm_malloc(f.h, 16, 16), *b = dm_malloc(f.h, 16, 16);
+  assert_true((uintptr_t)a / DM_SECTOR_BYTES == (uintptr_t)b / DM_SECTOR_BYTES); /* dense: one sector */
+  dm_free(f.h, a);
+  dm_free(f.h, b);
+  fixture_assert_consistent(&f);
+  fixture_heap_fini(&f);
+}
+
 static void test_min_block(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 8 * MiB, 1);
@@ -239,8 +276,10 @@ static void test_min_block(void **st) {
   char *big = dm_malloc(f.h, 300, 16);
   assert_non_null(big);
   f.h->min_block = 0;
+  f.h->round = DM_MIN_ALIGN - 1;
   char *a = dm_malloc(f.h, 16, 16), *b = dm_malloc(f.h, 16, 16);
   assert_true(b == a + 16 || a == b + 16); /* dense again */
+  f.h->round = DM_SECTOR_BYTES - 1;
   for (int i = 0; i < 64; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
   assert_int_equal(dm_free(f.h, big), DM_FREE_OK);
   assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
@@ -1140,7 +1179,7 @@ int main(void) {
       cmocka_unit_test(test_class_div_exact),
       cmocka_unit_test(test_aligned_slots_free_as_slots),
       cmocka_unit_test(test_side_bitmap_fills_chunk),
-      cmocka_unit_test(test_min_block),
+      cmocka_unit_test(test_min_block), cmocka_unit_test(test_blocks_own_their_sectors),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_pin_from_stack_while_searched),
       cmocka_unit_test(test_stealing),

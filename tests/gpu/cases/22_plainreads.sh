@@ -8,6 +8,8 @@
 # them, the placement probe (where blocks of different SMs and warps land)
 # on each way, for the log.
 set -u
+# PLAIN_ENV (e.g. DEVMALLOC_DENSE=1) is given to the two devmalloc ways;
+# PLAIN_CFGS, PLAIN_KINDS, PLAIN_TIMEOUT (s per run, 30) narrow a run.
 . "$(dirname "$0")/../corpus/corpus_lib.sh"
 runs=${PLAIN_RUNS:-20}
 P=$C/plainreads
@@ -26,14 +28,15 @@ for w in stock relinked shim; do
     done
   done
 done
-for kind in skiplist hash tree; do
-  for cfg in "4 32 20000" "125 256 500000" "4096 256 1000000"; do
+IFS=, read -r -a cfgs <<<"${PLAIN_CFGS:-4 32 20000,125 256 500000,4096 256 1000000}"
+for kind in ${PLAIN_KINDS:-skiplist hash tree}; do
+  for cfg in "${cfgs[@]}"; do
     ref=$(timeout 120 $(way_cmd stock) $kind $cfg 2>/dev/null | grep '^digest')
     [ -n "$ref" ] || { echo "FAIL plainreads/$kind/${cfg// /x}/stock: no digest"; continue; }
     for w in stock relinked shim; do
       fails=0 why=""
       for r in $(seq 1 "$runs"); do
-        out=$(timeout 120 $(way_cmd $w) $kind $cfg 2>&1); rc=$?
+        out=$(timeout "${PLAIN_TIMEOUT:-30}" $(way_cmd $w) $kind $cfg 2>&1); rc=$?
         d=$(grep '^digest' <<<"$out")
         if [ $rc -ne 0 ] || [ "$d" != "$ref" ]; then
           fails=$((fails + 1))
