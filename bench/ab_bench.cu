@@ -48,6 +48,7 @@ struct opts_t {
   std::vector<size_t> size_threads; /* per --sizes entry: SIZE:THREADS, 0 = not given */
   bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
   bool grow = false;      /* devmalloc variant: a heap that grows (64 MiB at first, --heap at most) */
+  bool dense = false;     /* devmalloc variant: DEVMALLOC_DENSE (two 16 B blocks per 32-byte sector) */
   size_t grow_initial = 0; /* --grow: mapped at first (0: the runtime's default, 64 MiB) */
   size_t grow_step = 0;    /* --grow: mapping unit (0: the runtime's default) */
 };
@@ -452,7 +453,8 @@ static void usage() {
   fprintf(stderr,
           "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
           "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
-          "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]]\n"
+          "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]] [--dense]\n"
+          "--dense: (devmalloc) dense small blocks, two 16 B blocks per 32-byte sector\n"
           "--grow: (devmalloc) a heap that grows from 64 MiB (--grow-initial) up to --heap\n"
           "        instead of a fixed one (the variant is then named devmalloc-grow)\n"
           "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
@@ -488,6 +490,7 @@ int main(int argc, char **argv) {
     else if (a == "--shim-heap") O.shim_heap = true;
     else if (a == "--variant-name") variant = next();
     else if (a == "--grow") O.grow = true;
+    else if (a == "--dense") O.dense = true;
     else if (a == "--grow-initial") O.grow_initial = parse_bytes(next());
     else if (a == "--grow-step") O.grow_step = parse_bytes(next());
     else if (a == "--sizes") {
@@ -536,6 +539,10 @@ int main(int argc, char **argv) {
       g.step = O.grow_step;
       CK(devmalloc_cuda_init_growing(&g));
     } else CK(devmalloc_cuda_init(O.heap));
+    if (O.dense && !O.shim_heap && devmalloc_heap_set_dense(devmalloc_cuda_heap(), 1) != DEVMALLOC_OK) {
+      fprintf(stderr, "ab_bench: --dense could not be set\n");
+      exit(3);
+    }
 #else
     CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
 #endif

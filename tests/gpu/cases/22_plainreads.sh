@@ -31,7 +31,7 @@ done
 IFS=, read -r -a cfgs <<<"${PLAIN_CFGS:-4 32 20000,125 256 500000,4096 256 1000000}"
 for kind in ${PLAIN_KINDS:-skiplist hash tree}; do
   for cfg in "${cfgs[@]}"; do
-    ref=$(timeout 120 $(way_cmd stock) $kind $cfg 2>/dev/null | grep '^digest')
+    ref=$(timeout "${PLAIN_TIMEOUT:-30}" $(way_cmd stock) $kind $cfg 2>/dev/null | grep '^digest')
     [ -n "$ref" ] || { echo "FAIL plainreads/$kind/${cfg// /x}/stock: no digest"; continue; }
     for w in stock relinked shim; do
       fails=0 why=""

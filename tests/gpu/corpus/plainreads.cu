@@ -1,7 +1,11 @@
 // plainreads.cu — lock-free structures written the way people write them:
 // a node is malloc'd, filled, fenced and published by a CAS; other threads
-// find it through a pointer and read its fields with PLAIN loads (a data
-// race by the memory model, which the stock allocator runs correctly).
+// find it through a link and read its fields (key, height, the level
+// array's address, an immutable chain link) with PLAIN loads (a data race by
+// the memory model, which the stock allocator runs correctly). Links that
+// change after publication are read with volatile loads or taken from the
+// CAS's answer, as such code does: read plainly, a stale link would make a
+// retry loop spin on stock too.
 //
 //   plainreads skiplist|hash|tree BLOCKS THREADS KEYS   run one structure
 //   plainreads place BLOCKS THREADS SIZE                 where blocks land
@@ -38,14 +42,15 @@ __device__ static bool cas_ptr(void *p, void *expect, void *want) {
   return atomicCAS((unsigned long long *)p, (unsigned long long)expect, (unsigned long long)want) ==
          (unsigned long long)expect;
 }
+template <class T> __device__ static T *link(T *const *p) { return *(T *const volatile *)p; }
 
 // ---- skiplist (plain loads throughout the traversal)
 __device__ static bool sl_find(SNode *head, int key, SNode **preds, SNode **succs) {
   SNode *pred = head;
   bool found = false;
   for (int l = MAXH - 1; l >= 0; l--) {
-    SNode *cur = pred->next[l];
-    while (cur && cur->key < key) { pred = cur; cur = cur->next[l]; }
+    SNode *cur = link(&pred->next[l]);
+    while (cur && cur->key < key) { pred = cur; cur = link(&cur->next[l]); }
     preds[l] = pred;
     succs[l] = cur;
     if (cur && cur->key == key) found = true;
@@ -81,18 +86,22 @@ __global__ void k_skiplist(SNode *head, int nkeys, int range) {
     }
   }
 }
+__device__ void *d_nodes[1 << 21]; /* the walks' nodes, freed in parallel */
+__global__ void k_free_nodes(int n, int skiplist) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (skiplist) free(((SNode *)d_nodes[i])->next);
+  free(d_nodes[i]);
+}
 __global__ void k_sl_walk(SNode *head, int *out, int cap, int *count, int *bad) {
   int n = 0;
   for (SNode *c = head->next[0]; c; c = c->next[0]) {
-    if (n < cap) out[n] = c->key;
+    if (n < cap) out[n] = c->key, d_nodes[n] = c;
     for (int l = 1; l < c->height; l++)
       if (c->next[l] && c->next[l]->key <= c->key) atomicAdd(bad, 1);
     n++;
   }
   *count = n;
-}
-__global__ void k_sl_free(SNode *head) {
-  for (SNode *c = head->next[0]; c;) { SNode *nx = c->next[0]; free(c->next); free(c); c = nx; }
 }
 
 // ---- chained hash table, insert if absent
@@ -122,16 +131,11 @@ __global__ void k_hash_walk(HNode **buckets, int nb, int *out, int cap, int *cou
   int n = 0;
   for (int i = 0; i < nb; i++)
     for (HNode *c = buckets[i]; c; c = c->next) {
-      if (n < cap) out[n] = c->key;
+      if (n < cap) out[n] = c->key, d_nodes[n] = c;
       n++;
     }
   *count = n;
   (void)bad;
-}
-__global__ void k_hash_free(HNode **buckets, int nb) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= nb) return;
-  for (HNode *c = buckets[i]; c;) { HNode *nx = c->next; free(c); c = nx; }
 }
 
 // ---- insert-only binary search tree
@@ -143,15 +147,17 @@ __global__ void k_tree(TNode *root, int nkeys, int range) {
     for (;;) {
       if (cur->key == key) { free(n); break; }
       int d = key > cur->key;
-      TNode *nx = cur->child[d]; // plain load
-      if (nx) { cur = nx; continue; }
+      TNode *nx = link(&cur->child[d]);
+      if (nx) { cur = nx; continue; } // then cur->key: a plain load of a published node
       if (!n) {
         n = (TNode *)malloc(sizeof(TNode));
         if (!n) { atomicAdd(&d_nulls, 1ull); break; }
         n->key = key; n->child[0] = n->child[1] = 0;
         __threadfence();
       }
-      if (cas_ptr(&cur->child[d], 0, n)) break;
+      nx = (TNode *)atomicCAS((unsigned long long *)&cur->child[d], 0ull, (unsigned long long)n);
+      if (!nx) break;
+      cur = nx; // lost: go on below the winner
       atomicAdd(&d_retries, 1ull);
     }
   }
@@ -164,7 +170,7 @@ __device__ static void tree_walk(TNode *t, int *out, int cap, int *n, int *bad, 
     TNode *c = stack[sp]; int l = los[sp], h = his[sp];
     if (!c) continue;
     if (c->key <= l || c->key >= h) atomicAdd(bad, 1);
-    if (*n < cap) out[*n] = c->key;
+    if (*n < cap) out[*n] = c->key, d_nodes[*n] = c;
     (*n)++;
     if (sp + 2 > 64) { atomicAdd(bad, 1000000); return; }
     stack[sp] = c->child[0]; los[sp] = l; his[sp] = c->key; sp++;
@@ -175,12 +181,6 @@ __global__ void k_tree_walk(TNode *root, int *out, int cap, int *count, int *bad
   int n = 0;
   tree_walk(root->child[1], out, cap, &n, bad, 0, 0x7fffffff);
   *count = n;
-}
-__global__ void k_tree_free(TNode *root) {
-  TNode *stack[4096]; int sp = 0;
-  if (root->child[1]) stack[sp++] = root->child[1];
-  while (sp) { TNode *c = stack[--sp]; if (c->child[0] && sp < 4096) stack[sp++] = c->child[0];
-    if (c->child[1] && sp < 4096) stack[sp++] = c->child[1]; free(c); }
 }
 
 // ---- placement probe
@@ -254,9 +254,8 @@ static int run_structure(const char *kind, int blocks, int threads, int nkeys) {
   std::vector<int> sorted = got;
   std::sort(sorted.begin(), sorted.end());
   bool ok = !bad && !nulls && sorted == want && (strcmp(kind, "skiplist") || got == sorted);
-  if (!strcmp(kind, "skiplist")) k_sl_free<<<1, 1>>>((SNode *)root);
-  else if (!strcmp(kind, "hash")) k_hash_free<<<(nb + 255) / 256, 256>>>((HNode **)root, nb);
-  else k_tree_free<<<1, 1>>>((TNode *)root);
+  int nfree = std::min(count, cap);
+  k_free_nodes<<<(nfree + 255) / 256, 256>>>(nfree, !strcmp(kind, "skiplist"));
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   Digest d;

@@ -52,6 +52,7 @@ static unsigned long long host_text(int n, unsigned long long *total) {
 int main() {
   const bool small = corpus_small();
   const int n = small ? 10000 : 100000, nheads = 1024;
+  CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
   corpus_heap_init(256u << 20);
   Digest d;
   int bad = 0;
