@@ -11,7 +11,8 @@
 #  3. the same with CMake find_package(devmalloc 0.3 COMPONENTS ...) without
 #     CUDA_HOME; a bogus component and a too-new version are refused;
 #  4. the -dlto link with the LTO-IR library, with build/nvcc-dlto and with
-#     the installed bin/devmalloc-nvcc-dlto;
+#     the installed bin/devmalloc-nvcc-dlto: inspect says the image uses
+#     devmalloc although the link inlined malloc;
 #  5. the installed CLI: --version, `devmalloc inspect`, and `make uninstall`
 #     leaves none of our files.
 # Run from the repository root (make check does).
@@ -86,17 +87,20 @@ fi
 
 # 4. -dlto
 # LTO inlines devmalloc's malloc into the kernels, so the loaded image has no
-# malloc symbol at all; what matters is that it no longer calls the stock one.
+# malloc symbol at all: inspect must still say it uses devmalloc (it defines
+# devmalloc_heap_desc) and that it no longer calls the stock allocator.
 if "$B/nvcc-dlto" -arch=sm_90 -dlto -rdc=true tests/relink/app.cu "$B/libdevmalloc_device_lto.a" -o "$T/app_lto"; then
-  if nm "$T/app_lto" | grep -Eq ' [TtWw] (malloc|free)$'; then bad "dlto: defines a host malloc/free"; else ok "dlto: no host malloc/free"; fi
+  check_binary dlto "$T/app_lto"
   loaded=$("$B/devmalloc-inspect" "$T/app_lto" | sed -n '/section .nv_fatbin/,/section __nv_relfatbin/p' | grep -E '^ +ELF ')
-  if [ -n "$loaded" ] && ! grep -q "stock malloc: yes" <<<"$loaded"; then ok "dlto: loaded image does not call the stock allocator"
-  else bad "dlto: loaded image calls the stock allocator"; echo "$loaded"; fi
+  if [ -n "$loaded" ] && ! grep -q "stock malloc: yes" <<<"$loaded" && grep -q "devmalloc: yes" <<<"$loaded"; then
+    ok "dlto: loaded image uses devmalloc, not the stock allocator"
+  else bad "dlto: loaded image: $loaded"; fi
 else
   bad "dlto: build failed"
 fi
 if XDG_CACHE_HOME="$T/cache" "$P/bin/devmalloc-nvcc-dlto" -arch=sm_90 -dlto -rdc=true tests/relink/app.cu \
-     "$P/lib/libdevmalloc_device_lto.a" -o "$T/app_lto2" 2>"$T/lto2.log"; then ok "dlto: installed devmalloc-nvcc-dlto links"
+     "$P/lib/libdevmalloc_device_lto.a" -o "$T/app_lto2" 2>"$T/lto2.log"; then
+  ok "dlto: installed devmalloc-nvcc-dlto links"; check_binary "dlto (installed)" "$T/app_lto2"
 else bad "dlto: installed devmalloc-nvcc-dlto failed"; tail -5 "$T/lto2.log"; fi
 
 # 5. the installed CLI, then uninstall
