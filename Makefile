@@ -7,6 +7,7 @@
 #   make install    install into $(PREFIX) (default /usr/local)
 #   make uninstall  remove what install put there
 #   make clean
+#   V=1             ptxas's figures for every device function (quiet otherwise)
 #
 # Each part of the tree adds its own rules in mk/<part>.mk and appends to the
 # lists below; nothing else needs to change when a part is added.
