@@ -30,8 +30,13 @@ include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
 all: deps $(LIBS) $(TOOLS)
 
+# What the goals need (tools/setup-deps.sh --for): the host tests need cmocka
+# and use the optional packages; the GPU goals name the optional ones they
+# miss; a tree already built needs none of the build's packages.
+DEPS_FOR := $(if $(filter check,$(MAKECMDGOALS)),check,$(if $(filter gpu-check bench,$(MAKECMDGOALS)),gpu,build))
 deps:
-	@$(DEPS_CHECK)
+	@built=; $(MAKE) -q --no-print-directory $(LIBS) $(TOOLS) >/dev/null 2>&1 && built=--built; \
+	  $(DEPS_CHECK) --for $(DEPS_FOR) $$built
 
 check: deps $(CHECK_BINS)
 	@set -e; pass=0; for t in $(CHECK_BINS); do \

@@ -1,0 +1,7 @@
+# mk/setup.mk — a new user's first steps, checked without a GPU: the
+# dependency script tells required packages from optional ones
+# (tests/unit/check_setup_deps.sh).
+
+$(BUILD)/tests/check_setup_deps: tests/unit/check_setup_deps.sh tools/setup-deps.sh | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s\n' $< > $@ && chmod +x $@
+CHECK_BINS += $(BUILD)/tests/check_setup_deps
