@@ -23,6 +23,14 @@ TOOLS       :=   # user-facing programs
 
 .DEFAULT_GOAL := all
 
+# gpu-check and bench look for a GPU before anything is built: without one
+# they stop at once with one line (exit 2).
+GPU_GOALS := $(filter gpu-check bench,$(MAKECMDGOALS))
+ifneq ($(GPU_GOALS),)
+NO_GPU := $(shell bash tools/need-gpu.sh "make $(firstword $(GPU_GOALS))" 2>&1 >/dev/null)
+$(if $(NO_GPU),$(error $(NO_GPU)))
+endif
+
 include mk/config.mk
 include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
@@ -33,7 +41,7 @@ all: deps $(LIBS) $(TOOLS)
 # What the goals need (tools/setup-deps.sh --for): the host tests need cmocka
 # and use the optional packages; the GPU goals name the optional ones they
 # miss; a tree already built needs none of the build's packages.
-DEPS_FOR := $(if $(filter check,$(MAKECMDGOALS)),check,$(if $(filter gpu-check bench,$(MAKECMDGOALS)),gpu,build))
+DEPS_FOR := $(if $(filter check,$(MAKECMDGOALS)),check,$(if $(GPU_GOALS),gpu,build))
 deps:
 	@built=; $(MAKE) -q --no-print-directory $(LIBS) $(TOOLS) >/dev/null 2>&1 && built=--built; \
 	  $(DEPS_CHECK) --for $(DEPS_FOR) $$built

@@ -5,7 +5,8 @@
 #   - bench --help is real help; bad usage exits 2; the benchmark binary
 #     takes the project's size syntax (1.5G) and names it when refusing;
 #   - with nvidia-smi failing (a stand-in on PATH), tests/gpu/run.sh and
-#     bench/run.sh exit 2 with one "needs a GPU" line;
+#     bench/run.sh exit 2 with one "needs a GPU" line, and so do `make
+#     gpu-check` and `make bench`, before building anything;
 #   - plot_pool.py prints its tables when matplotlib cannot be imported.
 # Run from the repository root (make check does).
 #   check_cli.sh BUILD_DIR
@@ -46,6 +47,13 @@ for cmd in "bash tests/gpu/run.sh" "bash bench/run.sh --quick" "bash bench/run.s
   out=$(PATH="$T/bin:$PATH" $cmd 2>&1); rc=$?
   if [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "needs a GPU" <<<"$out"; then ok "$cmd without a GPU: one line, exit 2"
   else bad "$cmd without a GPU: exit $rc, '$out'"; fi
+done
+# make's GPU goals look first: one line, exit 2, nothing built
+for goal in gpu-check bench; do
+  out=$(PATH="$T/bin:$PATH" env -u MAKEFLAGS -u MAKELEVEL make --no-print-directory "$goal" BUILD="$T/nobuild" 2>&1); rc=$?
+  if [ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "make $goal needs a GPU" <<<"$out" && [ ! -e "$T/nobuild" ]; then
+    ok "make $goal without a GPU: one line, exit 2, nothing built"
+  else bad "make $goal without a GPU: exit $rc, built: $(ls "$T/nobuild" 2>/dev/null | head -3), '$(head -3 <<<"$out")'"; fi
 done
 
 # the stock binary failing mid-run (CUDA's own allocator): its rows so far
