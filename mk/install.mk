@@ -27,7 +27,7 @@ INSTALLED_FILES := lib/libdevmalloc.a lib/libdevmalloc_device.a lib/libdevmalloc
   include/devmalloc.h include/devmalloc_cuda.h lib/pkgconfig/devmalloc.pc \
   lib/cmake/devmalloc/devmalloc-config.cmake lib/cmake/devmalloc/devmalloc-config-version.cmake \
   share/devmalloc/devmalloc.ptx share/devmalloc/cuda-dlto-toolkit.sh \
-  bin/devmalloc bin/devmalloc-inspect bin/devmalloc-nvcc-dlto
+  bin/devmalloc bin/devmalloc-check-env bin/devmalloc-inspect bin/devmalloc-nvcc-dlto
 INSTALLED_DIRS := lib/cmake/devmalloc share/devmalloc
 UNINSTALL_STEPS = rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED_FILES)) ; \
   rmdir $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED_DIRS)) 2>/dev/null || true

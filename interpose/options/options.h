@@ -37,7 +37,8 @@ extern const size_t dm_option_count;
  * that is raised to a minimum, calls warn(env, value, what) once, `what`
  * saying the valid forms and the value used instead. Returns the number of
  * malformed values (refused: the default is used); values raised to a
- * minimum are accepted. Used by dm_options() and tests. */
+ * minimum are accepted. Used by dm_options(), the CLI's environment check
+ * (tools/check_env.c) and tests. */
 int dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
                      void (*warn)(const char *env, const char *value, const char *what));
 
