@@ -5,7 +5,7 @@
 #   make gpu-check  build and run the GPU suite (needs a GPU: tests/gpu/run.sh)
 #   make bench      A/B benchmark stock vs devmalloc (needs a GPU)
 #   make install    install into $(PREFIX) (default /usr/local)
-#   make uninstall  remove what install put there
+#   make uninstall  remove what install put there (and the directories it made, when empty)
 #   make clean
 #   V=1             ptxas's figures for every device function (quiet otherwise)
 #
@@ -60,9 +60,7 @@ bench: gpu-build
 	bash bench/run.sh $(BENCH_ARGS)
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
-	  $(DESTDIR)$(PREFIX)/share/devmalloc $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc
+	@$(INSTALL_DIRS_STEP)
 	$(INSTALL_STEPS)
 
 uninstall:

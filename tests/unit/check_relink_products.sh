@@ -14,7 +14,8 @@
 #     the installed bin/devmalloc-nvcc-dlto: inspect says the image uses
 #     devmalloc although the link inlined malloc;
 #  5. the installed CLI: --version, `devmalloc inspect`, and `make uninstall`
-#     leaves none of our files.
+#     (after two installs) leaves none of our files and none of the
+#     directories install made, but keeps a directory that was there.
 # Run from the repository root (make check does).
 set -u
 B=${BUILD:-build}
@@ -59,7 +60,9 @@ else bad "control: inspect did not see the stock allocator"; fi
 
 # 2. install + pkg-config
 P="$T/prefix"
-make -s install PREFIX="$P" >/dev/null || bad "make install failed"
+# a directory of the prefix that holds something else already (kept by uninstall)
+mkdir -p "$P/share/doc" && echo other >"$P/share/doc/other"
+make -s install PREFIX="$P" >/dev/null && make -s install PREFIX="$P" >/dev/null || bad "make install failed"
 pcflags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs devmalloc)
 if "$NVCC" -arch=sm_90 -rdc=true tests/relink/app.cu $pcflags -o "$T/app_pc"; then check_binary pkg-config "$T/app_pc"
 else bad "pkg-config: build failed ($pcflags)"; fi
@@ -121,5 +124,10 @@ out=$("$P/bin/devmalloc" bench --help 2>&1); [ $? -eq 1 ] && grep -q "needs the 
 make -s uninstall PREFIX="$P" >/dev/null || bad "make uninstall failed"
 left=$(find "$P" -type f | grep -i devmalloc)
 [ -z "$left" ] && ok "uninstall: nothing of ours left" || bad "uninstall left: $left"
+left=$(cd "$P" && find . -mindepth 1 | sort | tr '\n' ' ')
+[ "$left" = "./share ./share/doc ./share/doc/other " ] &&
+  ok "uninstall: the directories install made are gone, the others kept" || bad "uninstall left directories: $left"
+make -s install PREFIX="$T/fresh" >/dev/null && make -s uninstall PREFIX="$T/fresh" >/dev/null
+[ ! -e "$T/fresh" ] && ok "uninstall: a prefix install made is gone" || bad "uninstall left $(cd "$T/fresh" && find . | tr '\n' ' ')"
 [ $fails -eq 0 ] && echo "relink products: all recipes good" || echo "relink products: $fails failed"
 exit $fails
