@@ -4,6 +4,7 @@
 #   make check      build and run the host test suite (no GPU needed; installs missing deps)
 #   make gpu-check  build and run the GPU suite (needs a GPU: tests/gpu/run.sh)
 #   make bench      A/B benchmark stock vs devmalloc (needs a GPU)
+#   make first-hour the README's commands in a scratch clone, each step's result (tools/first-hour.sh)
 #   make install    install into $(PREFIX) (default /usr/local)
 #   make uninstall  remove what install put there (and the directories it made, when empty)
 #   make clean
