@@ -150,11 +150,16 @@ static void fake_warn(const char *env, const char *value, const char *what) {
            env, value, what);
 }
 
+/* Parse the table over a fake environment; counters and warnings reset. */
+static int parse(const char *const *env, dm_options_t *o) {
+  g_env = env; g_warns = 0; g_warned[0] = 0;
+  return dm_options_parse(o, fake_get, fake_warn);
+}
+
 static void t_defaults(void **st) {
   static const char *const env[] = {NULL};
-  g_env = env; g_warns = 0; g_warned[0] = 0;
   dm_options_t o;
-  dm_options_parse(&o, fake_get, fake_warn);
+  parse(env, &o);
   assert_int_equal(g_warns, 0);
   assert_int_equal(o.heap_size.kind, DM_SIZE_UNSET);
   assert_int_equal(o.verbose, 0);
@@ -172,9 +177,8 @@ static void t_good_env(void **st) {
     "DEVMALLOC_HEAP_SIZE", "1G", "DEVMALLOC_VERBOSE", "2", "DEVMALLOC_LOG", "/tmp/dm.log",
     "DEVMALLOC_STATS", "1", "DEVMALLOC_DISABLE", "yes", "DEVMALLOC_JIT", "force",
     "DEVMALLOC_CACHE_DIR", "/tmp/dmcache", "DEVMALLOC_HOST_POOL", "auto", NULL};
-  g_env = env; g_warns = 0; g_warned[0] = 0;
   dm_options_t o;
-  dm_options_parse(&o, fake_get, fake_warn);
+  parse(env, &o);
   assert_int_equal(g_warns, 0);
   assert_int_equal(o.heap_size.kind, DM_SIZE_BYTES);
   assert_int_equal(o.heap_size.bytes, 1ull << 30);
@@ -191,9 +195,8 @@ static void t_malformed_env(void **st) {
   static const char *const env[] = {
     "DEVMALLOC_HEAP_SIZE", "lots", "DEVMALLOC_VERBOSE", "loud", "DEVMALLOC_STATS", "2",
     "DEVMALLOC_JIT", "sometimes", "DEVMALLOC_HOST_POOL", "12Q", "DEVMALLOC_DISABLE", "", NULL};
-  g_env = env; g_warns = 0; g_warned[0] = 0;
   dm_options_t o;
-  dm_options_parse(&o, fake_get, fake_warn);
+  parse(env, &o);
   assert_int_equal(g_warns, 5);   /* empty DISABLE means unset, no warning */
   assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_SIZE"));
   assert_non_null(strstr(g_warned, "DEVMALLOC_HOST_POOL"));
@@ -217,9 +220,8 @@ static void t_refused_at_parse(void **st) {
   static const char *const env[] = {
     "DEVMALLOC_HEAP_INITIAL", "0.5", "DEVMALLOC_GROW_STEP", "25%", "DEVMALLOC_GROW_WATERMARK", "10%",
     "DEVMALLOC_MIN_BLOCK", "16384", "DEVMALLOC_HEAP_SIZE", "1e-300%", "DEVMALLOC_VERBOSE", "3", NULL};
-  g_env = env; g_warns = 0; g_warned[0] = 0;
   dm_options_t o;
-  assert_int_equal(dm_options_parse(&o, fake_get, fake_warn), 6);
+  assert_int_equal(parse(env, &o), 6);
   assert_int_equal(g_warns, 6);
   assert_non_null(strstr(g_warned, "DEVMALLOC_MIN_BLOCK=16384 is not valid: expected 0 (off) or a byte count up to 8192"));
   assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_INITIAL=0.5 is not valid"));
@@ -231,15 +233,13 @@ static void t_refused_at_parse(void **st) {
   static const char *const good[] = {
     "DEVMALLOC_HEAP_INITIAL", "256M", "DEVMALLOC_GROW_STEP", "2M", "DEVMALLOC_GROW_WATERMARK", "0",
     "DEVMALLOC_MIN_BLOCK", "128", "DEVMALLOC_HEAP_SIZE", "0.001", NULL};
-  g_env = good; g_warns = 0; g_warned[0] = 0;
-  assert_int_equal(dm_options_parse(&o, fake_get, fake_warn), 0);
+  assert_int_equal(parse(good, &o), 0);
   assert_int_equal(g_warns, 0);
   assert_int_equal(o.heap_initial, 256ull << 20);
   assert_int_equal(o.grow_step, 2ull << 20);
   assert_int_equal(o.min_block, 128);
   static const char *const small[] = {"DEVMALLOC_HEAP_INITIAL", "4K", NULL};
-  g_env = small; g_warns = 0; g_warned[0] = 0;
-  assert_int_equal(dm_options_parse(&o, fake_get, fake_warn), 0);   /* raised, accepted */
+  assert_int_equal(parse(small, &o), 0);   /* raised, accepted */
   assert_int_equal(g_warns, 1);
   assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_INITIAL=4K is below the minimum heap; using 1M"));
   assert_int_equal(o.heap_initial, 1ull << 20);
@@ -254,16 +254,14 @@ static void t_unknown_names(void **st) {
 
 static void t_heap_minimum(void **st) {
   static const char *const env[] = {"DEVMALLOC_HEAP_SIZE", "1", NULL};
-  g_env = env; g_warns = 0; g_warned[0] = 0;
   dm_options_t o;
-  dm_options_parse(&o, fake_get, fake_warn);
+  parse(env, &o);
   assert_int_equal(g_warns, 1);
   assert_non_null(strstr(g_warned, "DEVMALLOC_HEAP_SIZE=1 is below the minimum heap; using 1M"));
   assert_int_equal(o.heap_size.kind, DM_SIZE_BYTES);
   assert_int_equal(o.heap_size.bytes, 1ull << 20);
   static const char *const huge[] = {"DEVMALLOC_HEAP_SIZE", "18446744073709551615", NULL};
-  g_env = huge; g_warns = 0; g_warned[0] = 0;
-  dm_options_parse(&o, fake_get, fake_warn);
+  parse(huge, &o);
   assert_int_equal(g_warns, 1);
   assert_int_equal(o.heap_size.kind, DM_SIZE_UNSET);
 }
