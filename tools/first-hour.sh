@@ -35,6 +35,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# as from a user's shell, also when make check runs this
+unset MAKEFLAGS MFLAGS MAKELEVEL
 if [ -z "$work" ]; then work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 mkdir -p "$work"
 n_ok=0 n_skip=0 n_fail=0 log=$work/step.log
