@@ -4,9 +4,11 @@
 #   make check      build and run the host test suite (no GPU needed; installs missing deps)
 #   make gpu-check  build and run the GPU suite (needs a GPU: tests/gpu/run.sh)
 #   make bench      A/B benchmark stock vs devmalloc (needs a GPU)
+#   make first-hour the README's commands in a scratch clone, each step's result (tools/first-hour.sh)
 #   make install    install into $(PREFIX) (default /usr/local)
-#   make uninstall  remove what install put there
+#   make uninstall  remove what install put there (and the directories it made, when empty)
 #   make clean
+#   V=1             ptxas's figures for every device function (quiet otherwise)
 #
 # Each part of the tree adds its own rules in mk/<part>.mk and appends to the
 # lists below; nothing else needs to change when a part is added.
@@ -22,6 +24,14 @@ TOOLS       :=   # user-facing programs
 
 .DEFAULT_GOAL := all
 
+# gpu-check and bench look for a GPU before anything is built: without one
+# they stop at once with one line (exit 2).
+GPU_GOALS := $(filter gpu-check bench,$(MAKECMDGOALS))
+ifneq ($(GPU_GOALS),)
+NO_GPU := $(shell bash tools/need-gpu.sh "make $(firstword $(GPU_GOALS))" 2>&1 >/dev/null)
+$(if $(NO_GPU),$(error $(NO_GPU)))
+endif
+
 include mk/config.mk
 include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
@@ -29,8 +39,13 @@ include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
 all: deps $(LIBS) $(TOOLS)
 
+# What the goals need (tools/setup-deps.sh --for): the host tests need cmocka
+# and use the optional packages; the GPU goals name the optional ones they
+# miss; a tree already built needs none of the build's packages.
+DEPS_FOR := $(if $(filter check,$(MAKECMDGOALS)),check,$(if $(GPU_GOALS),gpu,build))
 deps:
-	@$(DEPS_CHECK)
+	@built=; $(MAKE) -q --no-print-directory $(LIBS) $(TOOLS) >/dev/null 2>&1 && built=--built; \
+	  $(DEPS_CHECK) --for $(DEPS_FOR) $$built
 
 check: deps $(CHECK_BINS)
 	@set -e; pass=0; for t in $(CHECK_BINS); do \
@@ -46,9 +61,7 @@ bench: gpu-build
 	bash bench/run.sh $(BENCH_ARGS)
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
-	  $(DESTDIR)$(PREFIX)/share/devmalloc $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	  $(DESTDIR)$(PREFIX)/lib/cmake/devmalloc
+	@$(INSTALL_DIRS_STEP)
 	$(INSTALL_STEPS)
 
 uninstall:

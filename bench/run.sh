@@ -78,6 +78,10 @@ trace=""
 nvtx=0
 tperiod=5
 while [ $# -gt 0 ]; do
+  case "$1" in   # --opt=VALUE as --opt VALUE
+    --out=*|--max-seconds=*|--workloads=*|--trace=*|--trace-period=*|--app=*|--reps=*|--heap=*|--threads=*|--sizes=*)
+      set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
+  esac
   case "$1" in
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;

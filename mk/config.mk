@@ -19,7 +19,8 @@ CUDA_LIBDIR := $(CUDA_HOME)/lib64
 CUDA_STUBS  := $(CUDA_LIBDIR)/stubs
 LDCUDA      := -L$(CUDA_LIBDIR) -L$(CUDA_STUBS) -lcuda
 
-# Missing build dependencies are installed by tools/setup-deps.sh (Debian).
+# Missing dependencies are installed by tools/setup-deps.sh (Debian; the
+# Makefile's deps target says for which goals: --for build|check|gpu).
 DEPS_CHECK = bash tools/setup-deps.sh --if-missing
 
 $(BUILD)/%/.dir:

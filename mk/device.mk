@@ -23,14 +23,27 @@ DEVICE_NVFLAGS := $(NVCC_FLAGS) -Idevice -rdc=true
 DEVICE_ABI_FLAGS := -maxrregcount=$(DEVICE_MAXRREG)
 DEVICE_PTX_ARCH ?= 80
 
-# ptxas -v of the device entry points goes to frames.txt and is printed: the
-# stack frame of malloc/free is checked against its limit by `make check`.
+# The library is compiled quiet: ptxas options given here are stored with its
+# PTX and replayed by nvlink wherever a program's device link compiles that
+# PTX (sm_100, sm_120), so -Xptxas -v would print every function's figures
+# into users' builds. V=1 asks for them (here and there). The entry points'
+# stack frames, which `make check` holds to their limits, come from ptxas -v
+# run again on the PTX this compile kept, with the flags nvcc gave ptxas.
+V ?= 0
+DEVICE_VERBOSE := $(if $(filter 1,$(V)),-Xptxas -v)
+DEVICE_KEEP := $(BUILD)/device/keep
+PTXAS ?= $(CUDA_HOME)/bin/ptxas
 $(BUILD)/device/devmalloc.o: $(DEVICE_SRCS) mk/device.mk | $(BUILD)/device/.dir
-	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) $(NVCC_GENCODE) -Xptxas -v -dc device/devmalloc.cu \
-	  -o $@ 2>$(BUILD)/device/ptxas.txt || { cat $(BUILD)/device/ptxas.txt; exit 1; }
-	@grep -A1 -E 'properties for (malloc|free|__nv_aligned_device_malloc_impl)$$' $(BUILD)/device/ptxas.txt \
-	  | grep -v -- '^--' | paste - - | sed 's/ptxas info *: Function properties for /device entry /' \
-	  | tee $(BUILD)/device/frames.txt
+	rm -rf $(DEVICE_KEEP) && mkdir -p $(DEVICE_KEEP)
+	$(NVCC) $(DEVICE_NVFLAGS) $(DEVICE_ABI_FLAGS) $(NVCC_GENCODE) $(DEVICE_VERBOSE) -dc device/devmalloc.cu \
+	  --keep --keep-dir $(DEVICE_KEEP) -o $@
+	find $(DEVICE_KEEP) -type f ! -name 'devmalloc.compute_*.ptx' -delete
+$(BUILD)/device/frames.txt: $(BUILD)/device/devmalloc.o
+	for a in $(GPU_ARCHS); do $(PTXAS) -arch=sm_$$a -m64 --compile-only $(DEVICE_ABI_FLAGS) -v \
+	  $(DEVICE_KEEP)/devmalloc.compute_$$a.ptx -o /dev/null || exit 1; done 2>$(BUILD)/device/ptxas.txt
+	grep -A1 -E 'properties for (malloc|free|__nv_aligned_device_malloc_impl)$$' $(BUILD)/device/ptxas.txt \
+	  | grep -v -- '^--' | paste - - | sed 's/ptxas info *: Function properties for /device entry /' >$@
+	$(if $(filter 1,$(V)),cat $@)
 $(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
 
@@ -75,7 +88,7 @@ $(BUILD)/nvcc-dlto: tools/cuda-dlto-toolkit.sh | $(BUILD)/.dir
 LIBS += $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DEVICE_PTX) $(DEVICE_SASS) $(BUILD)/nvcc-dlto
 
 DEVICE_FRAME_CHECK := $(BUILD)/tests/check_device_frames
-$(DEVICE_FRAME_CHECK): tests/unit/check_device_frames.sh $(BUILD)/device/devmalloc.o $(DEVICE_PTX) | $(BUILD)/tests/.dir
+$(DEVICE_FRAME_CHECK): tests/unit/check_device_frames.sh $(BUILD)/device/frames.txt $(DEVICE_PTX) | $(BUILD)/tests/.dir
 	printf '#!/bin/sh\nexec bash %s %s mk/device.mk interpose/relink/jit_link.h %s "%s"\n' $< $(BUILD)/device/frames.txt \
 	  $(DEVICE_PTX) '$(GPU_ARCHS)' >$@ && chmod +x $@
 CHECK_BINS += $(DEVICE_FRAME_CHECK)

@@ -21,16 +21,29 @@ INSTALL_STEPS += install -m 644 $(HOST_LIB) $(DEVICE_LIB) $(DEVICE_LTO_LIB) $(DE
   install -m 755 $(BUILD)/devmalloc-inspect tools/devmalloc-nvcc-dlto $(DESTDIR)$(PREFIX)/bin/ ; \
   install -m 755 tools/cuda-dlto-toolkit.sh $(DESTDIR)$(PREFIX)/share/devmalloc/ ;
 
+# The directories install puts files in, parents first. Those it has to make
+# (the prefix itself included) are listed in share/devmalloc/created-dirs,
+# kept across installs, so that uninstall removes them again when empty.
+INSTALL_DIR_LIST := . bin include lib lib/pkgconfig lib/cmake lib/cmake/devmalloc share share/devmalloc
+CREATED_DIRS := share/devmalloc/created-dirs
+INSTALL_DIRS_STEP = d='$(DESTDIR)$(PREFIX)'; made=; \
+  for p in $(INSTALL_DIR_LIST); do [ -d "$$d/$$p" ] || made="$$made $$p"; done; \
+  install -d $(addprefix "$$d"/,$(INSTALL_DIR_LIST)) && \
+  { cat "$$d/$(CREATED_DIRS)" 2>/dev/null; for p in $$made; do echo $$p; done; } | sort -u >"$$d/$(CREATED_DIRS).new" && \
+  mv "$$d/$(CREATED_DIRS).new" "$$d/$(CREATED_DIRS)"
+
 # Everything install puts there (files, then the directories of our own).
 INSTALLED_FILES := lib/libdevmalloc.a lib/libdevmalloc_device.a lib/libdevmalloc_device_lto.a \
   lib/libdevmalloc.so lib/$(HOST_SONAME) lib/libdevmalloc_preload.so \
   include/devmalloc.h include/devmalloc_cuda.h lib/pkgconfig/devmalloc.pc \
   lib/cmake/devmalloc/devmalloc-config.cmake lib/cmake/devmalloc/devmalloc-config-version.cmake \
   share/devmalloc/devmalloc.ptx share/devmalloc/cuda-dlto-toolkit.sh \
-  bin/devmalloc bin/devmalloc-inspect bin/devmalloc-nvcc-dlto
+  bin/devmalloc bin/devmalloc-check-env bin/devmalloc-inspect bin/devmalloc-nvcc-dlto
 INSTALLED_DIRS := lib/cmake/devmalloc share/devmalloc
-UNINSTALL_STEPS = rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED_FILES)) ; \
-  rmdir $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALLED_DIRS)) 2>/dev/null || true
+# The created directories, deepest first, each removed only when empty.
+UNINSTALL_STEPS = d='$(DESTDIR)$(PREFIX)'; made=$$(sort -r "$$d/$(CREATED_DIRS)" 2>/dev/null); \
+  rm -f $(addprefix "$$d"/,$(INSTALLED_FILES) $(CREATED_DIRS)) ; \
+  for p in $(INSTALLED_DIRS) $$made; do [ "$$p" != . ] || p=; rmdir "$$d/$$p" 2>/dev/null; done; true
 
 # The relink recipes of the README, checked without a GPU: a program that does
 # not know devmalloc, relinked with plain nvcc, with pkg-config and with CMake.

@@ -69,16 +69,22 @@ $(BUILD)/devmalloc: tools/devmalloc $(BUILD)/options_help include/devmalloc.h
 	awk -v h=$(BUILD)/options_help '$$0=="@OPTIONS_HELP@" {system(h); next} {print}' $< | \
 	  sed 's/"@VERSION@"/"$(DM_VERSION)"/' > $@ && chmod +x $@
 
+# The environment's options checked up front (`devmalloc run`, `devmalloc
+# check-env`): the options table's parser alone.
+$(BUILD)/devmalloc-check-env: tools/check_env.c $(addprefix interpose/options/,options.c options_obs.c) \
+    interpose/options/options.def interpose/options/options.h interpose/options/opt_parse.h | $(BUILD)/.dir
+	$(CC) $(HOST_CFLAGS) -Iinterpose/options $(filter %.c,$^) -o $@ -lm
+
 # The options and the log alone, for programs that link the re-link without
 # the shim (its tests, fuzz target).
 $(OPTIONS_LIB): $(patsubst %.c,$(SHIM_DIR)/%.o,$(notdir $(OPTIONS_SRCS)))
 	rm -f $@ && ar rcs $@ $^
 
 LIBS += $(SHIM)
-TOOLS += $(BUILD)/devmalloc
+TOOLS += $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env
 
 INSTALL_STEPS += install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ ; \
-                 install -m 755 $(BUILD)/devmalloc $(DESTDIR)$(PREFIX)/bin/ ;
+                 install -m 755 $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env $(DESTDIR)$(PREFIX)/bin/ ;
 
 # ---- host tests (cmocka, no GPU) ----
 SHIM_TDIR := $(SHIM_DIR)/tests
@@ -168,7 +174,7 @@ CHECK_BINS += $(ITP_DIR)/check_interposers
 GPU_BINS += $(ITP_DIR)/lazy_malloc.so    # tests/gpu/cases/52_shim_coexist.sh
 
 # ---- the CLI and the GPU scripts on a machine without a GPU ----
-$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-inspect \
+$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env $(BUILD)/devmalloc-inspect \
     $(BUILD)/bench/ab_stock bench/run.sh bench/plot_pool.py tests/gpu/run.sh tools/need-gpu.sh \
     | $(BUILD)/tests/.dir
 	printf '#!/bin/sh\nexec bash %s %s\n' $< $(BUILD) > $@ && chmod +x $@

@@ -102,20 +102,17 @@ devmalloc_heap_t *dm_ctx_heap_peek(CUcontext ctx) {
   return h;
 }
 
-/* DEVMALLOC_CHECK, DEVMALLOC_DENSE and DEVMALLOC_MIN_BLOCK (a size in bytes, at most 8 KiB)
+/* DEVMALLOC_CHECK, DEVMALLOC_DENSE and DEVMALLOC_MIN_BLOCK (0 .. 8 KiB, checked when parsed)
  * on a new heap, before any kernel allocates from it. */
 static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsigned long long id) {
   if (o->check && dm_heap_ops->set_check(h, 1) != DEVMALLOC_OK)
     dm_log(DM_LOG_WARN, "warning: DEVMALLOC_CHECK could not be set in context %llu", id);
   if (o->dense && dm_heap_ops->set_dense(h, 1) != DEVMALLOC_OK)
     dm_log(DM_LOG_WARN, "warning: DEVMALLOC_DENSE could not be set in context %llu", id);
-  if (o->min_block.kind == DM_SIZE_UNSET || (o->min_block.kind == DM_SIZE_BYTES && !o->min_block.bytes))
-    return;
-  devmalloc_status_t st = o->min_block.kind == DM_SIZE_BYTES
-                              ? dm_heap_ops->set_min_block(h, o->min_block.bytes)
-                              : DEVMALLOC_EINVAL;
+  if (!o->min_block) return;
+  devmalloc_status_t st = dm_heap_ops->set_min_block(h, o->min_block);
   if (st != DEVMALLOC_OK)
-    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_MIN_BLOCK ignored in context %llu: %s (valid: 0..8192 bytes)",
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_MIN_BLOCK could not be set in context %llu: %s",
            id, dm_heap_ops->status_string(st));
 }
 
@@ -132,13 +129,13 @@ static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, c
   memset(gc, 0, sizeof *gc);
   if (o->heap_size.kind != DM_SIZE_UNSET) gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
   else if (l->app_set && o->limit_is_max) gc->max = l->app_value;
-  gc->initial = o->heap_initial.kind == DM_SIZE_BYTES ? (size_t)o->heap_initial.bytes : (64u << 20);
+  gc->initial = (size_t)o->heap_initial;
   if (l->app_set && !o->limit_is_max) gc->initial = l->app_value;
   if (gc->max && gc->max < DM_MIN_HEAP_BYTES) gc->max = DM_MIN_HEAP_BYTES;
   if (gc->max && gc->initial > gc->max) gc->initial = gc->max;
   if (gc->initial < DM_MIN_HEAP_BYTES) gc->initial = DM_MIN_HEAP_BYTES;
-  if (o->grow_step.kind == DM_SIZE_BYTES) gc->step = (size_t)o->grow_step.bytes;
-  if (o->grow_watermark.kind == DM_SIZE_BYTES) gc->watermark = (size_t)o->grow_watermark.bytes;
+  gc->step = (size_t)o->grow_step;
+  gc->watermark = (size_t)o->grow_watermark;
   /* The runtime reads a wait of 0 as "its default" (200 ms); DEVMALLOC_GROW_WAIT=0
    * asks for no wait, so it gets the shortest the runtime keeps: 1 ms. */
   gc->wait_ms = o->grow_wait ? o->grow_wait : 1;

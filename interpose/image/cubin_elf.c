@@ -30,7 +30,8 @@ static void note_symbol(dm_cubin_info_t *info, const char *name, const GElf_Sym 
 {
     int und = s->st_shndx == SHN_UNDEF;
     if (!strcmp(name, DM_HEAP_DESC_SYMBOL)) {
-        info->has_heap_desc = 1;
+        if (!und)
+            info->has_heap_desc = 1;
         return;
     }
     if (GELF_ST_BIND(s->st_info) == STB_LOCAL)

@@ -5,12 +5,14 @@
  * The stock allocator is reached through UND GLOBAL FUNC symbols `malloc`,
  * `free` and the aligned entry point (`__cuda_syscall_aligned_malloc` in
  * CUDA 13, `__nv_aligned_device_malloc_impl` earlier) that the driver binds
- * at load. A module already linked with devmalloc defines `malloc` and
- * carries the `devmalloc_heap_desc` global. Dynamic parallelism reaches the
- * device runtime (libcudadevrt) through UND symbols named `__cudaCDP*` (CUDA
- * 12+) or `cuda*` (`cudaGetParameterBuffer`, `cudaLaunchDevice`, ... before):
- * dm_is_devrt_symbol() says which names those are. Kernels are the defined
- * global functions marked STO_CUDA_ENTRY (0x10 in st_other).
+ * at load. A module already linked with devmalloc defines the
+ * `devmalloc_heap_desc` global; it defines `malloc` too unless the link
+ * inlined it (-dlto: no `malloc` symbol is left at all). Dynamic parallelism
+ * reaches the device runtime (libcudadevrt) through UND symbols named
+ * `__cudaCDP*` (CUDA 12+) or `cuda*` (`cudaGetParameterBuffer`,
+ * `cudaLaunchDevice`, ... before): dm_is_devrt_symbol() says which names
+ * those are. Kernels are the defined global functions marked STO_CUDA_ENTRY
+ * (0x10 in st_other).
  *
  * Errors: relink_err.h. Locking: none; libelf is initialised once
  * (pthread_once) and every call uses its own Elf handle over a private copy.
@@ -28,7 +30,7 @@ typedef struct {
     int      relocatable;   /* ET_REL (an -rdc object's image) */
     int      calls_malloc, calls_free, calls_aligned;      /* UND references */
     int      defines_malloc, defines_free, defines_aligned;
-    int      has_heap_desc; /* devmalloc_heap_desc present */
+    int      has_heap_desc; /* devmalloc_heap_desc defined */
     int      calls_devrt, defines_devrt; /* device-runtime entry points */
     unsigned nsyms;
 } dm_cubin_info_t;
@@ -55,9 +57,10 @@ int dm_cubin_kernels(const void *img, size_t len, int (*fn)(const char *name, vo
 static inline int dm_cubin_uses_stock_malloc(const dm_cubin_info_t *i)
 { return i->calls_malloc || i->calls_free || i->calls_aligned; }
 
-/* devmalloc is linked in already (malloc defined, heap descriptor present). */
+/* devmalloc is linked in already: the heap descriptor is defined (with
+ * malloc defined beside it, or inlined by an LTO link). */
 static inline int dm_cubin_has_devmalloc(const dm_cubin_info_t *i)
-{ return i->defines_malloc && i->has_heap_desc; }
+{ return i->has_heap_desc; }
 
 /* Size of an ELF image whose length is not given (cuModuleLoadData): the end
  * of its farthest header table or section. Reads at most maxlen bytes. */

@@ -11,9 +11,12 @@
  *           (1.5G = 1610612736, rounded down to whole bytes); at least 1
  *           byte and at most DM_OPT_BYTES_MAX (1 PiB): larger values, such as
  *           2^64-1, are refused, never wrapped.
- *   size    bytes, or a fraction of free device memory: 0.5 or 50%.
+ *   size    bytes, or a fraction of free device memory from 0.001 to 1:
+ *           0.5 or 50% (plain decimals: no sign, exponent, inf or nan).
+ *   amount  bytes, or 0.
+ *   block   0 (off) or bytes up to 8192 (DM_OPT_BLOCK_MAX).
  *   bool    1/0, yes/no, true/false, on/off (any case).
- *   level   0..3, or a bool (yes = 1).
+ *   level   0..2, or a bool (yes = 1).
  *   jit     auto (also on/yes/true/1), off (also no/false/0), force.
  *   pool    off (also no/false/0), auto (also on/yes/true/1), or bytes.
  * Values are trimmed; an empty value counts as unset. Parsers return 0 on
@@ -33,12 +36,19 @@
 
 #define DM_OPT_UNUSED __attribute__((unused))
 #define DM_OPT_BYTES_MAX ((uint64_t)1 << 50)
+/* The smallest fraction of free memory a size may be (0.1%): smaller ones
+ * would resolve to no memory at all. */
+#define DM_OPT_FRACTION_MIN 0.001
+/* The largest block size (the slab's largest class). */
+#define DM_OPT_BLOCK_MAX 8192u
 
 /* The valid forms of each kind, for warnings and --help. */
 #define DM_OPT_FORMS_bytes "a byte count with optional K/M/G/T suffix (4096, 512M, 1.5G; at most 1P)"
-#define DM_OPT_FORMS_size  "a byte count with optional K/M/G/T suffix (512M, 1.5G; at most 1P) or a fraction of free memory (0.5, 50%)"
+#define DM_OPT_FORMS_size  "a byte count with optional K/M/G/T suffix (512M, 1.5G; at most 1P) or a fraction of free memory from 0.001 to 1 (0.5, 50%)"
+#define DM_OPT_FORMS_amount "0 or a byte count with optional K/M/G/T suffix (4096, 64M, 1.5G; at most 1P)"
+#define DM_OPT_FORMS_block "0 (off) or a byte count up to 8192 (128, 1K, 8K)"
 #define DM_OPT_FORMS_bool  "1/0, yes/no, true/false, on/off"
-#define DM_OPT_FORMS_level "0, 1, 2 or 3 (yes/no = 1/0)"
+#define DM_OPT_FORMS_level "0, 1 or 2 (yes/no = 1/0)"
 #define DM_OPT_FORMS_path  "a path"
 #define DM_OPT_FORMS_jit   "auto, off or force (yes/no = auto/off)"
 #define DM_OPT_FORMS_pool  "off, auto, or a byte count with optional K/M/G/T suffix (4G)"
@@ -47,6 +57,9 @@
 
 typedef enum { DM_SIZE_UNSET = 0, DM_SIZE_BYTES, DM_SIZE_FRACTION } dm_size_kind_t;
 typedef struct { dm_size_kind_t kind; uint64_t bytes; double fraction; } dm_opt_size_t;
+typedef uint64_t dm_opt_bytes_t;
+typedef uint64_t dm_opt_amount_t;
+typedef unsigned dm_opt_block_t;
 typedef int dm_opt_bool_t;
 typedef int dm_opt_level_t;
 typedef const char *dm_opt_path_t;          /* NULL when unset */
@@ -76,6 +89,19 @@ static DM_OPT_UNUSED int dm_opt_word(const char *b, const char *const *words) {
   return 0;
 }
 
+/* A plain decimal, digits with an optional fraction (12, 0.5, .5): no sign,
+ * exponent, hex, inf or nan. -1 if b is anything else. */
+static DM_OPT_UNUSED int dm_opt_decimal(const char *b, double *out) {
+  const char *p = b;
+  int digits = 0;
+  while (isdigit((unsigned char)*p)) p++, digits++;
+  if (*p == '.')
+    for (p++; isdigit((unsigned char)*p); p++) digits++;
+  if (*p || !digits) return -1;
+  *out = strtod(b, NULL);
+  return 0;
+}
+
 /* 1 yes-word, 0 no-word, -1 neither (b already trimmed). */
 static DM_OPT_UNUSED int dm_opt_yes_no(const char *b) {
   static const char *const yes[] = {"1", "yes", "true", "on", NULL};
@@ -93,9 +119,10 @@ static DM_OPT_UNUSED int dm_parse_bytes(const char *s, uint64_t *out) {
   double frac = 0.0;
   int has_frac = 0;
   if (*end == '.') {                               /* 1.5G */
-    char *fe;
-    frac = strtod(end, &fe);
+    char *fe = end + 1;
+    while (isdigit((unsigned char)*fe)) fe++;
     if (fe == end + 1) return -1;                  /* "1." */
+    frac = strtod(end, NULL);                      /* digits only: no exponent */
     end = fe;
     has_frac = 1;
   }
@@ -125,27 +152,23 @@ static DM_OPT_UNUSED int dm_parse_bytes(const char *s, uint64_t *out) {
 }
 
 static DM_OPT_UNUSED int dm_parse_size(const char *s, dm_opt_size_t *out) {
-  char b[64], *end;
+  char b[64];
   if (!s || dm_opt_trim(s, b, sizeof b)) return -1;
   size_t len = strlen(b);
   double f;
   if (b[len - 1] == '%') {                         /* "50%" */
     b[len - 1] = 0;
-    errno = 0;
-    f = strtod(b, &end);
-    if (errno || end == b || *end || !(f > 0.0 && f <= 100.0)) return -1;
-    out->kind = DM_SIZE_FRACTION; out->bytes = 0; out->fraction = f / 100.0;
-    return 0;
+    if (dm_opt_decimal(b, &f)) return -1;
+    f /= 100.0;
+  } else {
+    uint64_t v;
+    if (!dm_parse_bytes(b, &v)) {
+      out->kind = DM_SIZE_BYTES; out->bytes = v; out->fraction = 0.0;
+      return 0;
+    }
+    if (!strchr(b, '.') || dm_opt_decimal(b, &f)) return -1;   /* "0.5" */
   }
-  uint64_t v;
-  if (!dm_parse_bytes(b, &v)) {
-    out->kind = DM_SIZE_BYTES; out->bytes = v; out->fraction = 0.0;
-    return 0;
-  }
-  if (!strchr(b, '.')) return -1;                   /* "0.5" */
-  errno = 0;
-  f = strtod(b, &end);
-  if (errno || end == b || *end || !(f > 0.0 && f <= 1.0)) return -1;
+  if (!(f >= DM_OPT_FRACTION_MIN && f <= 1.0)) return -1;
   out->kind = DM_SIZE_FRACTION; out->bytes = 0; out->fraction = f;
   return 0;
 }
@@ -164,8 +187,27 @@ static DM_OPT_UNUSED int dm_parse_level(const char *s, dm_opt_level_t *out) {
   if (!s || dm_opt_trim(s, b, sizeof b)) return -1;
   if (!isdigit((unsigned char)b[0])) return dm_parse_bool(b, out);
   long v = strtol(b, &end, 10);
-  if (*end || v < 0 || v > 3) return -1;
+  if (*end || v < 0 || v > 2) return -1;
   *out = (int)v;
+  return 0;
+}
+
+/* bytes, or 0. */
+static DM_OPT_UNUSED int dm_parse_amount(const char *s, dm_opt_amount_t *out) {
+  char b[64];
+  if (!s || dm_opt_trim(s, b, sizeof b)) return -1;
+  if (!b[strspn(b, "0")]) {
+    *out = 0;
+    return 0;
+  }
+  return dm_parse_bytes(b, out);
+}
+
+/* 0 (off), or bytes up to DM_OPT_BLOCK_MAX. */
+static DM_OPT_UNUSED int dm_parse_block(const char *s, dm_opt_block_t *out) {
+  dm_opt_amount_t v;
+  if (dm_parse_amount(s, &v) || v > DM_OPT_BLOCK_MAX) return -1;
+  *out = (dm_opt_block_t)v;
   return 0;
 }
 

@@ -24,7 +24,8 @@ uint64_t dm_size_resolve(const dm_opt_size_t *s, uint64_t free_bytes) {
   case DM_SIZE_BYTES: return s->bytes;
   case DM_SIZE_FRACTION: {
     uint64_t v = (uint64_t)floor((double)free_bytes * s->fraction);
-    return v & ~(uint64_t)0xfffff;   /* whole MiB */
+    v &= ~(uint64_t)0xfffff;         /* whole MiB, never none */
+    return v < DM_MIN_HEAP_BYTES ? DM_MIN_HEAP_BYTES : v;
   }
   default: return 0;
   }
@@ -38,25 +39,33 @@ static void check_minimum(dm_options_t *o, const char *(*get)(const char *),
     if (warn) warn("DEVMALLOC_HEAP_SIZE", get("DEVMALLOC_HEAP_SIZE"),
                    "is below the minimum heap; using 1M (1048576 bytes)");
   }
+  if (o->heap_initial < DM_MIN_HEAP_BYTES) {
+    o->heap_initial = DM_MIN_HEAP_BYTES;
+    if (warn) warn("DEVMALLOC_HEAP_INITIAL", get("DEVMALLOC_HEAP_INITIAL"),
+                   "is below the minimum heap; using 1M (1048576 bytes)");
+  }
 }
 
-void dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
+int dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
                       void (*warn)(const char *env, const char *value, const char *what)) {
   char what[320];
+  int bad = 0;
   memset(o, 0, sizeof *o);
 #define DM_OPTION(type, field, env, def, doc)                                    \
   do {                                                                           \
     if (def[0]) (void)dm_parse_##type(def, &o->field);                           \
     const char *v_ = get(env);                                                   \
-    if (v_ && *v_ && dm_parse_##type(v_, &o->field) && warn) {                   \
+    if (v_ && *v_ && dm_parse_##type(v_, &o->field)) {                           \
+      bad++;                                                                     \
       snprintf(what, sizeof what, "is not valid: expected %s; using the default (%s)", \
                DM_OPT_FORMS_##type, def[0] ? def : "unset");                     \
-      warn(env, v_, what);                                                       \
+      if (warn) warn(env, v_, what);                                             \
     }                                                                            \
   } while (0);
 #include "options.def"
 #undef DM_OPTION
   check_minimum(o, get, warn);
+  return bad;
 }
 
 /* Edit distance of two short names (capped at 8 per row: names are short). */
@@ -91,6 +100,22 @@ const char *dm_option_suggest(const char *name) {
 
 /* DEVMALLOC_* names the tools use that are not shim options. */
 static const char *const g_known_other[] = {"DEVMALLOC_PRELOAD", NULL};
+
+int dm_options_unknown(char *const *env, void (*unknown)(const char *name, const char *suggest)) {
+  int n = 0;
+  for (char *const *e = env; e && *e; e++) {
+    if (strncmp(*e, "DEVMALLOC_", 10)) continue;
+    const char *eq = strchr(*e, '=');
+    size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+    if (dm_option_known(*e, len) || len >= 64) continue;
+    char name[64];
+    memcpy(name, *e, len);
+    name[len] = 0;
+    n++;
+    if (unknown) unknown(name, dm_option_suggest(name));
+  }
+  return n;
+}
 
 int dm_option_known(const char *name, size_t len) {
   for (size_t i = 0; i < dm_option_count; i++)

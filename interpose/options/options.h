@@ -35,10 +35,16 @@ extern const size_t dm_option_count;
 
 /* Parse the table with a caller's getenv. Each value that is malformed, or
  * that is raised to a minimum, calls warn(env, value, what) once, `what`
- * saying the valid forms and the value used instead. Used by dm_options()
- * and tests. */
-void dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
-                      void (*warn)(const char *env, const char *value, const char *what));
+ * saying the valid forms and the value used instead. Returns the number of
+ * malformed values (refused: the default is used); values raised to a
+ * minimum are accepted. Used by dm_options(), the CLI's environment check
+ * (tools/check_env.c) and tests. */
+int dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
+                     void (*warn)(const char *env, const char *value, const char *what));
+
+/* The DEVMALLOC_* names of env (a NULL-ended "NAME=value" array) that are no
+ * option: unknown(name, closest option or NULL) for each; returns how many. */
+int dm_options_unknown(char *const *env, void (*unknown)(const char *name, const char *suggest));
 
 /* A DEVMALLOC_* name that is not an option: the closest option name (for
  * "did you mean"), or NULL when nothing is close. `name` is just the name. */

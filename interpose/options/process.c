@@ -101,24 +101,14 @@ static void collect_warning(const char *env, const char *value, const char *what
   collect("devmalloc: warning: %s=\"%.64s\" %s\n", env, value ? value : "", what);
 }
 
-static void check_unknown_names(void) {
-  for (char **e = environ; e && *e; e++) {
-    if (strncmp(*e, "DEVMALLOC_", 10)) continue;
-    const char *eq = strchr(*e, '=');
-    size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
-    if (dm_option_known(*e, len) || len >= 64) continue;
-    char name[64];
-    memcpy(name, *e, len);
-    name[len] = 0;
-    const char *s = dm_option_suggest(name);
-    collect("devmalloc: warning: unknown option %s ignored%s%s\n", name,
-            s ? "; did you mean " : " (docs/options.md lists them)", s ? s : "");
-  }
+static void collect_unknown(const char *name, const char *s) {
+  collect("devmalloc: warning: unknown option %s ignored%s%s\n", name,
+          s ? "; did you mean " : " (docs/options.md lists them)", s ? s : "");
 }
 
 static void init_options(void) {
-  dm_options_parse(&g_opts, env_get, collect_warning);
-  check_unknown_names();
+  (void)dm_options_parse(&g_opts, env_get, collect_warning);
+  (void)dm_options_unknown(environ, collect_unknown);
   dm_log_open(&g_opts);
   if (g_opts.verbose >= 1)
     collect("devmalloc: %s %s%s\n", "shim version", DEVMALLOC_VERSION_STRING,

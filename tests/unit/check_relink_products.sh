@@ -11,9 +11,11 @@
 #  3. the same with CMake find_package(devmalloc 0.3 COMPONENTS ...) without
 #     CUDA_HOME; a bogus component and a too-new version are refused;
 #  4. the -dlto link with the LTO-IR library, with build/nvcc-dlto and with
-#     the installed bin/devmalloc-nvcc-dlto;
+#     the installed bin/devmalloc-nvcc-dlto: inspect says the image uses
+#     devmalloc although the link inlined malloc;
 #  5. the installed CLI: --version, `devmalloc inspect`, and `make uninstall`
-#     leaves none of our files.
+#     (after two installs) leaves none of our files and none of the
+#     directories install made, but keeps a directory that was there.
 # Run from the repository root (make check does).
 set -u
 B=${BUILD:-build}
@@ -39,9 +41,14 @@ check_binary() { # $1 name, $2 binary
 "$NVCC" -arch=sm_90 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_nvcc" \
   && check_binary nvcc "$T/app_nvcc" || bad "nvcc: build failed"
 # architectures: newer ones than the library's SASS get devmalloc (nvlink
-# compiles its PTX); an older one (sm_75) fails to link, naming the reason
-"$NVCC" -arch=sm_120 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_120" \
-  && check_binary "nvcc sm_120" "$T/app_120" || bad "nvcc sm_120: build failed"
+# compiles its PTX, quietly: no ptxas figures printed unless asked); an
+# older one (sm_75) fails to link, naming the reason
+if "$NVCC" -arch=sm_120 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_120" >"$T/120.log" 2>&1; then
+  check_binary "nvcc sm_120" "$T/app_120"
+  n=$(grep -c 'ptxas info' "$T/120.log")
+  [ "$n" -eq 0 ] && ok "nvcc sm_120: the device link prints no ptxas figures" ||
+    bad "nvcc sm_120: the device link prints $n lines of ptxas info"
+else bad "nvcc sm_120: build failed"; cat "$T/120.log"; fi
 if "$NVCC" -arch=sm_75 -rdc=true tests/relink/app.cu "$B/libdevmalloc_device.a" -o "$T/app_75" >"$T/75.log" 2>&1; then
   bad "nvcc sm_75: linked (its kernels would silently keep the stock allocator)"
 elif grep -q "devmalloc_needs_sm_80_or_newer" "$T/75.log"; then ok "nvcc sm_75: link refused, naming the reason"
@@ -53,7 +60,9 @@ else bad "control: inspect did not see the stock allocator"; fi
 
 # 2. install + pkg-config
 P="$T/prefix"
-make -s install PREFIX="$P" >/dev/null || bad "make install failed"
+# a directory of the prefix that holds something else already (kept by uninstall)
+mkdir -p "$P/share/doc" && echo other >"$P/share/doc/other"
+make -s install PREFIX="$P" >/dev/null && make -s install PREFIX="$P" >/dev/null || bad "make install failed"
 pcflags=$(PKG_CONFIG_PATH="$P/lib/pkgconfig" pkg-config --cflags --libs devmalloc)
 if "$NVCC" -arch=sm_90 -rdc=true tests/relink/app.cu $pcflags -o "$T/app_pc"; then check_binary pkg-config "$T/app_pc"
 else bad "pkg-config: build failed ($pcflags)"; fi
@@ -81,22 +90,25 @@ if command -v cmake >/dev/null; then
     rm -rf "$T/cmbad"
   done
 else
-  bad "cmake not installed (tools/setup-deps.sh installs it)"
+  echo "skip cmake recipe: cmake not installed (optional; tools/setup-deps.sh installs it)"
 fi
 
 # 4. -dlto
 # LTO inlines devmalloc's malloc into the kernels, so the loaded image has no
-# malloc symbol at all; what matters is that it no longer calls the stock one.
+# malloc symbol at all: inspect must still say it uses devmalloc (it defines
+# devmalloc_heap_desc) and that it no longer calls the stock allocator.
 if "$B/nvcc-dlto" -arch=sm_90 -dlto -rdc=true tests/relink/app.cu "$B/libdevmalloc_device_lto.a" -o "$T/app_lto"; then
-  if nm "$T/app_lto" | grep -Eq ' [TtWw] (malloc|free)$'; then bad "dlto: defines a host malloc/free"; else ok "dlto: no host malloc/free"; fi
+  check_binary dlto "$T/app_lto"
   loaded=$("$B/devmalloc-inspect" "$T/app_lto" | sed -n '/section .nv_fatbin/,/section __nv_relfatbin/p' | grep -E '^ +ELF ')
-  if [ -n "$loaded" ] && ! grep -q "stock malloc: yes" <<<"$loaded"; then ok "dlto: loaded image does not call the stock allocator"
-  else bad "dlto: loaded image calls the stock allocator"; echo "$loaded"; fi
+  if [ -n "$loaded" ] && ! grep -q "stock malloc: yes" <<<"$loaded" && grep -q "devmalloc: yes" <<<"$loaded"; then
+    ok "dlto: loaded image uses devmalloc, not the stock allocator"
+  else bad "dlto: loaded image: $loaded"; fi
 else
   bad "dlto: build failed"
 fi
 if XDG_CACHE_HOME="$T/cache" "$P/bin/devmalloc-nvcc-dlto" -arch=sm_90 -dlto -rdc=true tests/relink/app.cu \
-     "$P/lib/libdevmalloc_device_lto.a" -o "$T/app_lto2" 2>"$T/lto2.log"; then ok "dlto: installed devmalloc-nvcc-dlto links"
+     "$P/lib/libdevmalloc_device_lto.a" -o "$T/app_lto2" 2>"$T/lto2.log"; then
+  ok "dlto: installed devmalloc-nvcc-dlto links"; check_binary "dlto (installed)" "$T/app_lto2"
 else bad "dlto: installed devmalloc-nvcc-dlto failed"; tail -5 "$T/lto2.log"; fi
 
 # 5. the installed CLI, then uninstall
@@ -112,5 +124,10 @@ out=$("$P/bin/devmalloc" bench --help 2>&1); [ $? -eq 1 ] && grep -q "needs the 
 make -s uninstall PREFIX="$P" >/dev/null || bad "make uninstall failed"
 left=$(find "$P" -type f | grep -i devmalloc)
 [ -z "$left" ] && ok "uninstall: nothing of ours left" || bad "uninstall left: $left"
+left=$(cd "$P" && find . -mindepth 1 | sort | tr '\n' ' ')
+[ "$left" = "./share ./share/doc ./share/doc/other " ] &&
+  ok "uninstall: the directories install made are gone, the others kept" || bad "uninstall left directories: $left"
+make -s install PREFIX="$T/fresh" >/dev/null && make -s uninstall PREFIX="$T/fresh" >/dev/null
+[ ! -e "$T/fresh" ] && ok "uninstall: a prefix install made is gone" || bad "uninstall left $(cd "$T/fresh" && find . | tr '\n' ' ')"
 [ $fails -eq 0 ] && echo "relink products: all recipes good" || echo "relink products: $fails failed"
 exit $fails

@@ -526,7 +526,7 @@ static void test_room_search(void **st) {
   uint32_t cls = (uint32_t)dm_class_of(1024, 16), cap = h->classes[cls].nslots;
   uint32_t arena = dm_heap_arena(h);
   dm_bin_t *bin = bin_at(h, arena, cls);
-  void *p[128];
+  void *p[128] = {NULL};
   assert_int_equal(cap, 128);
   for (uint32_t i = 0; i < cap; i++) assert_non_null(p[i] = dm_malloc(h, 1024, 16));
   uint32_t a = chunk_of(h, p[0]);
