@@ -56,4 +56,4 @@ if [ -x "$C/skiplist.stock" ]; then
   [ "$(digest 62.ptx)" = "$(digest 62.skiplist.stock)" ] || fail="$fail; skiplist with devmalloc's PTX: digest differs"
 fi
 if [ -n "$fail" ]; then echo "FAIL $c: ${fail#; }"; exit 1; fi
-echo "PASS $c: cdp, skiplist, plugin, cmake_rdc re-linked from relocatable code (devmalloc as ${sass:+sm_$cc SASS}${sass:-PTX}), outputs identical to stock, served by devmalloc, cached"
+echo "PASS $c: cdp, skiplist, plugin, cmake_rdc re-linked from relocatable code (devmalloc as $(if [ -n "$sass" ]; then echo "sm_$cc SASS"; else echo PTX; fi)), outputs identical to stock, served by devmalloc, cached"
