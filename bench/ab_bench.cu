@@ -49,6 +49,7 @@ struct opts_t {
   bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
   bool grow = false;      /* devmalloc variant: a heap that grows (64 MiB at first, --heap at most) */
   bool dense = false;     /* devmalloc variant: DEVMALLOC_DENSE (two 16 B blocks per 32-byte sector) */
+  bool first = false;     /* a row for each size's first kernel (its pilot): time and NULLs */
   size_t grow_initial = 0; /* --grow: mapped at first (0: the runtime's default, 64 MiB) */
   size_t grow_step = 0;    /* --grow: mapping unit (0: the runtime's default) */
 };
@@ -225,6 +226,12 @@ static void run_size(const char *wl, size_t size, size_t n) {
   /* pilot on at most 16K threads: estimate the full kernel's time first */
   size_t n0 = std::min<size_t>(n, 16384);
   float ms0 = timed([&] { k_alloc<<<blocks(n0), 256>>>(p, n0, size); });
+  if (O.first) { /* in a process of its own, the first kernel meets an empty heap */
+    zero_ctrs();
+    k_count_null<<<blocks(n0), 256>>>(p, n0, dctr);
+    unsigned long long nulls = read_ctr(0);
+    row(wl, size, n0, "first", ms0, (double)(n0 - nulls), nulls, "");
+  }
   k_free<<<blocks(n0), 256>>>(p, n0);
   CK(cudaDeviceSynchronize());
   double est = ms0 * ((double)n / n0);
@@ -453,7 +460,9 @@ static void usage() {
   fprintf(stderr,
           "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
           "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
-          "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]] [--dense]\n"
+          "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]] [--dense] [--first]\n"
+          "--first: a row (kernel \"first\") for each size's first, untimed-before kernel: its time\n"
+          "         and its NULLs (in a process of its own it meets an empty heap)\n"
           "--dense: (devmalloc) dense small blocks, two 16 B blocks per 32-byte sector\n"
           "--grow: (devmalloc) a heap that grows from 64 MiB (--grow-initial) up to --heap\n"
           "        instead of a fixed one (the variant is then named devmalloc-grow)\n"
@@ -491,6 +500,7 @@ int main(int argc, char **argv) {
     else if (a == "--variant-name") variant = next();
     else if (a == "--grow") O.grow = true;
     else if (a == "--dense") O.dense = true;
+    else if (a == "--first") O.first = true;
     else if (a == "--grow-initial") O.grow_initial = parse_bytes(next());
     else if (a == "--grow-step") O.grow_step = parse_bytes(next());
     else if (a == "--sizes") {

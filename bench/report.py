@@ -172,7 +172,7 @@ def num(x, width, unit=""):
 if "H200" in gpu:
     rows = reference_rows(load_reference(REF), {**dm, **load_optional("firstpass")},
                           load_optional("fresh"))
-    print(f"\nAgainst the reference (Gallatin @1aa70ad, H200, independent harness, 2026-11-23):")
+    print(f"\nAgainst the reference (Gallatin @1aa70ad, H200, independent harness, eager loading, 2026-11-28):")
     print(f"{'row':<28} {'devmalloc':>10} {'peer':>10} {'dm/peer':>8}  {'target':<22} verdict")
     for label, now, peer, ratio, target, verdict, note in rows:
         print(f"{label:<28} {num(now, 10)} {num(peer, 10)} {num(ratio, 8, 'x')}  {target:<22} {verdict}{note}")
@@ -336,6 +336,30 @@ if sm is not None:
         q = float(s_["mops"]) / float(r["mops"]) if s_ and float(r["mops"]) > 0 else None
         print(f"{k[0] + ' ' + fmt_size(k[1]) + ' ' + k[2]:<34} {float(r['mops']):>10.2f} "
               f"{num(float(s_['mops']) if s_ else None, 10)} {num(q, 9, 'x')}  {verdict(None if q is None else q >= 0.9)}")
+
+# ---- an empty heap (fresh.csv, one process per size): each size's first
+# kernel meets the empty heap; with live bytes at most half the heap (every
+# row of the phase: --threads capped so), no kernel may get NULL.
+empty = []
+fr = load_phase("fresh")
+print("\nEmpty heap: one process per size, its first kernel and the timed ones")
+print("(first: Mop/s and NULLs of the process's first kernel; alloc/pair: NULLs of the timed kernels;")
+print(" target: 0 NULL in every kernel while live bytes <= half the heap)")
+if fr is None or not any(k[4] == "first" for k in fr):
+    print(f"empty heap: not run (no first rows in fresh.csv: a run cut short, --quick, or an older build)")
+else:
+    print(f"{'size':>8} {'threads':>8} {'first Mop/s':>12} {'first NULL':>11} {'alloc NULL':>11} {'pair NULL':>10}  verdict")
+    for k, r in fr.items():
+        if k[1] != "sizes" or k[4] != "first":
+            continue
+        timed = {kk[4]: rr for kk, rr in fr.items() if kk[:3] == k[:3] and kk[4] in ("alloc", "pair")}
+        nulls = [int(r["failures"])] + [int(x["failures"]) for x in timed.values()]
+        ok = all(n == 0 for n in nulls)
+        empty.append("met" if ok else "missed")
+        get = lambda kern: timed[kern]["failures"] if kern in timed else "-"
+        print(f"{fmt_size(k[2]):>8} {r['threads']:>8} {float(r['mops']):>12.2f} {r['failures']:>11} "
+              f"{get('alloc'):>11} {get('pair'):>10}  {'met' if ok else 'missed'}")
+    print(f"empty heap: {empty.count('met')} met, {empty.count('missed')} missed")
 
 print(f"\nsmall heap, failing requests, first pass, shim: {verdicts.count('met')} met, "
       f"{verdicts.count('missed')} missed, {verdicts.count('not run')} not run")
