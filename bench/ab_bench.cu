@@ -81,6 +81,39 @@ __global__ void k_pair(size_t n, size_t size, unsigned long long *fails) {
   *(volatile uint32_t *)p = (uint32_t)i;
   free(p);
 }
+/* The limit of any allocator on these kernels' shapes: a per-warp bump
+ * allocator (one atomic per warp, no reuse; the region wraps, since only the
+ * one write per block matters) and a free that does nothing. */
+__device__ unsigned long long d_bump;
+__device__ char *d_bump_pool;
+__device__ unsigned long long d_bump_mask; /* region bytes - 1 (a power of two) */
+__device__ __forceinline__ void *bump_malloc(size_t size) {
+  unsigned mask = __activemask(), lane = threadIdx.x & 31u, leader = (unsigned)__ffs(mask) - 1u;
+  unsigned rank = (unsigned)__popc(mask & ((1u << lane) - 1u)), k = (unsigned)__popc(mask);
+  unsigned long long step = (size + 15u) & ~15ull, base = 0;
+  if (lane == leader) base = atomicAdd(&d_bump, step * k);
+  base = __shfl_sync(mask, base, (int)leader);
+  return d_bump_pool + ((base + rank * step) & d_bump_mask);
+}
+__global__ void k_limit_alloc(void **ptrs, size_t n, size_t size) {
+  size_t i = gtid();
+  if (i >= n) return;
+  void *p = bump_malloc(size);
+  *(volatile uint32_t *)p = (uint32_t)i;
+  ptrs[i] = p;
+}
+__global__ void k_limit_free(void **ptrs, size_t n) {
+  size_t i = gtid();
+  if (i >= n) return;
+  void *p = ptrs[i];
+  asm volatile("" : : "l"(p)); /* read, then nothing: the no-op free */
+}
+__global__ void k_limit_pair(size_t n, size_t size) {
+  size_t i = gtid();
+  if (i >= n) return;
+  void *p = bump_malloc(size);
+  *(volatile uint32_t *)p = (uint32_t)i;
+}
 __global__ void k_count_null(void **ptrs, size_t n, unsigned long long *nulls) {
   size_t i = gtid();
   if (i < n && !ptrs[i]) atomicAdd(nulls, 1ull);
@@ -295,6 +328,33 @@ static void wl_sizes() {
   for (size_t s : sizes) run_size("sizes", s, threads_for(s, O.threads));
 }
 
+/* The limit rows (workload "limit"): the sizes of the peer's table, the same
+ * thread counts and timing as run_size, over bump_malloc and a no-op free. */
+static void wl_limit() {
+  const unsigned long long region = 1ull << 30;
+  static char *pool;
+  if (!pool) {
+    CK(cudaMalloc(&pool, region));
+    unsigned long long m = region - 1;
+    CK(cudaMemcpyToSymbol(d_bump_pool, &pool, sizeof pool));
+    CK(cudaMemcpyToSymbol(d_bump_mask, &m, sizeof m));
+  }
+  for (size_t size : {16, 64, 256, 1024, 4096, 16384}) {
+    size_t n = threads_for(size, O.threads);
+    void **p = ptrs(n);
+    std::vector<float> ta, tf, tp;
+    for (int r = 0; r <= O.reps; r++) { /* r == 0: warm-up */
+      float a = timed([&] { k_limit_alloc<<<blocks(n), 256>>>(p, n, size); });
+      float f = timed([&] { k_limit_free<<<blocks(n), 256>>>(p, n); });
+      float q = timed([&] { k_limit_pair<<<blocks(n), 256>>>(n, size); });
+      if (r) { ta.push_back(a); tf.push_back(f); tp.push_back(q); }
+    }
+    row("limit", size, n, "alloc", median(ta), (double)n, 0, "");
+    row("limit", size, n, "free", median(tf), (double)n, 0, "");
+    row("limit", size, n, "pair", median(tp), (double)n, 0, "");
+  }
+}
+
 static void wl_scaling() {
   for (size_t s : {16, 1024})
     for (size_t n = 32; n <= (4u << 20); n *= 4) run_size("scaling", s, threads_for(s, n));
@@ -472,7 +532,8 @@ static void usage() {
           "             most half the heap); with util, the fills to run ('mixed':\n"
           "             16..4096 B)\n"
           "--variant-name NAME: the label of the first CSV column (default stock/devmalloc)\n"
-          "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init; or firstpass\n"
+          "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init,limit (a per-warp bump\n"
+          "           allocator and a no-op free: the ceiling on these shapes); or firstpass\n"
           "           alone (the first alloc kernel on a fresh heap vs the next passes)\n");
   exit(2);
 }
@@ -574,6 +635,7 @@ int main(int argc, char **argv) {
   if (has("churn")) wl_churn();
   if (has("graph")) wl_graph();
   if (has("util")) wl_util();
+  if (has("limit")) wl_limit();
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
 #ifdef DM_BENCH_DEVMALLOC

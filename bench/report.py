@@ -337,6 +337,24 @@ if sm is not None:
         print(f"{k[0] + ' ' + fmt_size(k[1]) + ' ' + k[2]:<34} {float(r['mops']):>10.2f} "
               f"{num(float(s_['mops']) if s_ else None, 10)} {num(q, 9, 'x')}  {verdict(None if q is None else q >= 0.9)}")
 
+# ---- the limit (limit.csv): the same kernels over a per-warp bump
+# allocator and a no-op free; devmalloc / limit beside devmalloc / peer.
+lim = load_optional("limit")
+print("\nThe limit: a per-warp bump allocator (one atomic a warp, no reuse) and a no-op free, same kernels")
+if not lim:
+    print("limit: not run (no limit.csv)")
+else:
+    ref = {(r["workload"], r["size"], r["kernel"]): r for r in load_reference(REF)} if "H200" in gpu else {}
+    print(f"{'row':<18} {'devmalloc':>10} {'limit':>10} {'dm/limit':>9} {'peer':>10} {'dm/peer':>8}")
+    for (w, s, k), r in lim.items():
+        d = dm.get(("sizes", s, k))
+        p = ref.get(("sizes", s, k))
+        now, cap = (float(d["mops"]) if d else None), float(r["mops"])
+        peer = float(p["peer"]) if p and p["peer"] else None
+        print(f"{fmt_size(s) + ' ' + k:<18} {num(now, 10)} {cap:>10.2f} "
+              f"{num(now / cap if now is not None and cap > 0 else None, 9, 'x')} {num(peer, 10)} "
+              f"{num(now / peer if now is not None and peer else None, 8, 'x')}")
+
 # ---- an empty heap (fresh.csv, one process per size): each size's first
 # kernel meets the empty heap; with live bytes at most half the heap (every
 # row of the phase: --threads capped so), no kernel may get NULL.

@@ -126,7 +126,7 @@ if ! "$B/bench/ab_stock" --workloads none >/dev/null 2>"$out.probe.err"; then
 fi
 rm -f "$out.probe.err"
 mkdir -p "$out"
-rm -f "$out/fresh.csv" "$out/smallheap.csv" "$out/firstpass.csv" "$out/shim.csv" "$out/shiminit.csv"   # a phase not run now says so
+rm -f "$out/limit.csv" "$out/fresh.csv" "$out/smallheap.csv" "$out/firstpass.csv" "$out/shim.csv" "$out/shiminit.csv"   # a phase not run now says so
 rm -f "$out/stock.failed"
 # A failed stock run is CUDA's own allocator failing (one H200 run: an
 # unspecified launch failure in stock's 1 KiB allocation kernel): its rows so
@@ -161,6 +161,11 @@ for v in stock devmalloc; do
   [ $v = stock ] || { echo "bench: ab_$v failed" >&2; exit 3; }
   stock_failed "main run"
 done
+# The limit: the same kernels over a per-warp bump allocator and a no-op free
+# (no allocator can beat it on these shapes); report.py puts devmalloc beside it.
+echo "== limit: bump allocator, no-op free" >&2
+{ echo "$header"; "$B/bench/ab_stock" --variant-name limit --workloads limit --reps 5; } >"$out/limit.csv" ||
+  { echo "bench: the limit phase failed" >&2; rm -f "$out/limit.csv"; }
 if [ -n "$trace" ]; then
   bash tools/devmalloc report -o "$out/trace" "$trace" || echo "bench: devmalloc report $trace failed" >&2
 fi

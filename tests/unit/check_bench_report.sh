@@ -89,6 +89,13 @@ t "small heap, failing requests, first pass, shim: 9 met, 3 missed, 0 not run" "
 # one process per size (fresh.csv): a size row is judged on the lower figure
 echo "$h" >"$d/fresh.csv"; echo "devmalloc-fresh,sizes,16,1048576,alloc,0.3,4000,0," >>"$d/fresh.csv"
 echo "devmalloc-fresh,util,0,65536,fill-until-NULL,1,0,0,utilization 83.1% ended-at-NULL" >>"$d/fresh.csv"
+# the limit rows: devmalloc / limit and devmalloc / peer side by side
+{ echo "$h"; echo "limit,limit,16,1048576,alloc,0.01,90000,0,"; } >"$d/limit.csv"
+out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
+t "^16 B alloc +9500.00 +90000.00 +0.11x +9199.00 +1.03x" "the limit row"
+rm "$d/limit.csv"
+out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
+t "^limit: not run" "the limit without limit.csv"
 # each size's first kernel (one process per size, an empty heap): 0 NULL met, any NULL missed
 { echo "devmalloc-fresh,sizes,16,16384,first,0.5,30,0,"; echo "devmalloc-fresh,sizes,16,1048576,pair,0.2,5000,0,"
   echo "devmalloc-fresh,sizes,65536,16384,first,3,5,16352,"; echo "devmalloc-fresh,sizes,65536,32768,alloc,2,16,0,"; } >>"$d/fresh.csv"
