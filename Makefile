@@ -4,6 +4,7 @@
 #   make check      build and run the host test suite (no GPU needed; installs missing deps)
 #   make gpu-check  build and run the GPU suite (needs a GPU: tests/gpu/run.sh)
 #   make bench      A/B benchmark stock vs devmalloc (needs a GPU)
+#   make soak       minutes of load under the shim and relinked, checked as it runs (needs a GPU)
 #   make first-hour the README's commands in a scratch clone, each step's result (tools/first-hour.sh)
 #   make install    install into $(PREFIX) (default /usr/local)
 #   make uninstall  remove what install put there (and the directories it made, when empty)
@@ -24,9 +25,9 @@ TOOLS       :=   # user-facing programs
 
 .DEFAULT_GOAL := all
 
-# gpu-check and bench look for a GPU before anything is built: without one
+# gpu-check, bench and soak look for a GPU before anything is built: without one
 # they stop at once with one line (exit 2).
-GPU_GOALS := $(filter gpu-check bench,$(MAKECMDGOALS))
+GPU_GOALS := $(filter gpu-check bench soak,$(MAKECMDGOALS))
 ifneq ($(GPU_GOALS),)
 NO_GPU := $(shell bash tools/need-gpu.sh "make $(firstword $(GPU_GOALS))" 2>&1 >/dev/null)
 $(if $(NO_GPU),$(error $(NO_GPU)))
@@ -35,7 +36,7 @@ endif
 include mk/config.mk
 include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
-.PHONY: all check gpu-build gpu-check bench install uninstall clean deps
+.PHONY: all check gpu-build gpu-check bench soak install uninstall clean deps
 
 all: deps $(LIBS) $(TOOLS)
 
@@ -59,6 +60,9 @@ gpu-check: gpu-build
 
 bench: gpu-build
 	bash bench/run.sh $(BENCH_ARGS)
+
+soak: gpu-build
+	bash tests/gpu/soak.sh
 
 install: all
 	@$(INSTALL_DIRS_STEP)
