@@ -337,6 +337,29 @@ if sm is not None:
         print(f"{k[0] + ' ' + fmt_size(k[1]) + ' ' + k[2]:<34} {float(r['mops']):>10.2f} "
               f"{num(float(s_['mops']) if s_ else None, 10)} {num(q, 9, 'x')}  {verdict(None if q is None else q >= 0.9)}")
 
+# ---- start-up under the shim (startup.csv): a cold cache against the
+# driver's own JIT of the same PTX, a warm one against the relinked build.
+print("\nStart-up: process wall time, ms (median of 3); cold: empty cache under the shim; warm: its cache;")
+print("stock-jit: stock with CUDA_FORCE_PTX_JIT=1 (the driver compiles the application's PTX)")
+print("(targets: cold adds at most 20% to what the driver's JIT adds to stock; warm within 5 ms of relinked)")
+sp = os.path.join(out, "startup.csv")
+if not os.path.exists(sp):
+    print(f"start-up: {verdict(None)} (no startup.csv: a run cut short, --quick, or no shim)")
+else:
+    st = {}
+    with open(sp) as f:
+        for r in csv.DictReader(f):
+            if r["us"]:
+                st.setdefault((r["program"], r["way"]), []).append(int(r["us"]) / 1000.0)
+    med = lambda p, w: statistics.median(st[(p, w)]) if (p, w) in st else None
+    print(f"{'program':<12} {'cold':>9} {'warm':>9} {'stock-jit':>10} {'stock':>9} {'relinked':>9}  verdicts")
+    for p in sorted({k[0] for k in st}):
+        cold, warm, jit, plain, rel = (med(p, w) for w in ("cold", "warm", "stock-jit", "stock", "relinked"))
+        ok_cold = None if None in (cold, jit, plain) else (cold - plain) <= 1.2 * max(jit - plain, 0.0)
+        ok_warm = None if None in (warm, rel) else warm - rel <= 5.0
+        print(f"{p:<12} {num(cold, 9)} {num(warm, 9)} {num(jit, 10)} {num(plain, 9)} {num(rel, 9)}  "
+              f"cold {verdict(ok_cold)}, warm {verdict(ok_warm)}")
+
 # ---- the limit (limit.csv): the same kernels over a per-warp bump
 # allocator and a no-op free; devmalloc / limit beside devmalloc / peer.
 lim = load_optional("limit")
@@ -379,5 +402,5 @@ else:
               f"{get('alloc'):>11} {get('pair'):>10}  {'met' if ok else 'missed'}")
     print(f"empty heap: {empty.count('met')} met, {empty.count('missed')} missed")
 
-print(f"\nsmall heap, failing requests, first pass, shim: {verdicts.count('met')} met, "
+print(f"\nsmall heap, failing requests, first pass, shim, start-up: {verdicts.count('met')} met, "
       f"{verdicts.count('missed')} missed, {verdicts.count('not run')} not run")

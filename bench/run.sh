@@ -126,7 +126,7 @@ if ! "$B/bench/ab_stock" --workloads none >/dev/null 2>"$out.probe.err"; then
 fi
 rm -f "$out.probe.err"
 mkdir -p "$out"
-rm -f "$out/limit.csv" "$out/fresh.csv" "$out/smallheap.csv" "$out/firstpass.csv" "$out/shim.csv" "$out/shiminit.csv"   # a phase not run now says so
+rm -f "$out/startup.csv" "$out/limit.csv" "$out/fresh.csv" "$out/smallheap.csv" "$out/firstpass.csv" "$out/shim.csv" "$out/shiminit.csv"   # a phase not run now says so
 rm -f "$out/stock.failed"
 # A failed stock run is CUDA's own allocator failing (one H200 run: an
 # unspecified launch failure in stock's 1 KiB allocation kernel): its rows so
@@ -241,6 +241,31 @@ if [ $targets -eq 1 ]; then
           --workloads init --reps 1 "${tph[@]}"
       done
     } >"$out/shiminit.csv" || { echo "bench: shim start phase failed" >&2; rm -f "$out/shiminit.csv"; }
+    # Start-up as a new build meets it: a process's wall time (context,
+    # modules, heap, first malloc kernel) under the shim with an empty cache
+    # directory (cold: the re-link compiles) and with the cache it left
+    # (warm), beside stock with the driver's own JIT of the same PTX
+    # (CUDA_FORCE_PTX_JIT=1), stock as built, and the relinked build; for the
+    # benchmark binary and for a corpus program of large modules (thrust_cub).
+    # The driver's own JIT cache is off where a compile is measured.
+    echo "== start-up: cold and warm cache vs the driver's JIT" >&2
+    wall() { local t0; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || return 1; echo $(( ($(date +%s%N) - t0) / 1000 )); }
+    { echo "program,way,us"
+      for prog in ab thrust_cub; do
+        if [ $prog = ab ]; then run=("$B/bench/ab_stock" --heap 4G --workloads init --reps 1); rel=("$B/bench/ab_devmalloc" "${run[@]:1}")
+        else run=("$B/corpus/thrust_cub.stock"); rel=(env CORPUS_SMALL=1 "$B/corpus/thrust_cub.relinked"); run=(env CORPUS_SMALL=1 "${run[@]}"); fi
+        [ -x "${run[-1]}" ] || [ -x "${run[0]}" ] || continue
+        for i in 1 2 3; do
+          cache=$(mktemp -d)
+          echo "$prog,cold,$(wall env CUDA_CACHE_DISABLE=1 LD_PRELOAD="$preload" DEVMALLOC_CACHE_DIR="$cache" "${run[@]}")"
+          echo "$prog,warm,$(wall env LD_PRELOAD="$preload" DEVMALLOC_CACHE_DIR="$cache" "${run[@]}")"
+          rm -rf "$cache"
+          echo "$prog,stock-jit,$(wall env CUDA_CACHE_DISABLE=1 CUDA_FORCE_PTX_JIT=1 "${run[@]}")"
+          echo "$prog,stock,$(wall "${run[@]}")"
+          echo "$prog,relinked,$(wall "${rel[@]}")"
+        done
+      done
+    } >"$out/startup.csv" || { echo "bench: start-up phase failed" >&2; rm -f "$out/startup.csv"; }
   else
     echo "bench: $preload missing: shim phase not run ('make' builds it)" >&2
   fi

@@ -2,7 +2,7 @@
 # check_bench_report.sh — bench/report.py against a made-up run: on an H200 it
 # compares with bench/reference_h200.csv and says met/missed per row; on
 # another GPU it says the reference does not apply. The targets of their own
-# phases (small heap, failing requests, first pass, shim) are judged from
+# phases (small heap, failing requests, first pass, shim, start-up) are judged from
 # made-up smallheap.csv, firstpass.csv, shim.csv and shiminit.csv, met and
 # missed cases;
 # without those files they say "not run".
@@ -85,7 +85,14 @@ t "init heap-setup +3.50ms +0.01ms" "shim init heap-setup row"
 t "init total \(time\) +8.40ms +9.00ms +1.07x  met" "shim init total not met"
 t "sizes 16 B alloc +8700.00 +8265.00 +0.95x  met" "shim 16 B alloc not met"
 t "sizes 1 KiB pair +600.00 +300.00 +0.50x  missed" "shim 1 KiB pair not missed"
-t "small heap, failing requests, first pass, shim: 9 met, 3 missed, 0 not run" "own-phase target count"
+# start-up: ab cold 900 ms vs stock 300 and stock-jit 800 (adds 600, 1.2 x 500 = 600: met),
+# warm 312 vs relinked 305 (7 ms: missed)
+{ echo "program,way,us"; for i in 1 2 3; do echo "ab,cold,900000"; echo "ab,warm,312000"; echo "ab,stock-jit,800000"
+  echo "ab,stock,300000"; echo "ab,relinked,305000"; done; } >"$d/startup.csv"
+out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H200, 580.00" 2>&1)
+t "^ab +900.00 +312.00 +800.00 +300.00 +305.00  cold met, warm missed" "start-up row"
+t "small heap, failing requests, first pass, shim, start-up: 10 met, 4 missed, 0 not run" "own-phase target count"
+rm "$d/startup.csv"
 # one process per size (fresh.csv): a size row is judged on the lower figure
 echo "$h" >"$d/fresh.csv"; echo "devmalloc-fresh,sizes,16,1048576,alloc,0.3,4000,0," >>"$d/fresh.csv"
 echo "devmalloc-fresh,util,0,65536,fill-until-NULL,1,0,0,utilization 83.1% ended-at-NULL" >>"$d/fresh.csv"
@@ -125,7 +132,7 @@ t "targets: 2 met, 1 missed, 1 not run" "target count with one not run"
 for s in "small heap" "failing requests" "first pass" "shim"; do
   t "^$s: not run \(no [a-z]+\.csv" "$s without its CSV"
 done
-t "small heap, failing requests, first pass, shim: 0 met, 0 missed, 4 not run" "not-run count"
+t "small heap, failing requests, first pass, shim, start-up: 0 met, 0 missed, 5 not run" "not-run count"
 t "^empty heap: not run" "empty heap without fresh.csv"
 out=$(MPLBACKEND=Agg python3 bench/report.py "$d" "NVIDIA H100 80GB HBM3" 2>&1)
 t "do not apply" "H100 run compared with the H200 reference"
