@@ -8,7 +8,7 @@
  * stock allocator. With it, the link pulls these definitions, which call a
  * symbol defined nowhere, so nvlink stops with
  *   Undefined reference to 'devmalloc_needs_sm_80_or_newer__remove_older_archs_from_this_link'
- * Wrapped in __CUDA_ARCH__ (no host malloc/free stubs; DESIGN.md).
+ * Wrapped in __CUDA_ARCH__ (no host malloc/free stubs: nvcc's would exit and replace libc's).
  * Locking: none.
  */
 #include <cstddef>

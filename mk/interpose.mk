@@ -30,7 +30,7 @@ SHIM_CFLAGS   := $(HOST_CFLAGS) $(CPPFLAGS) $(SHIM_INC) -fvisibility=hidden
 SHIM_PARTS    := $(HOST_LIB) $(RELINK_LIB) $(POOL_LIB)
 SHIM_FWD_LIBS := $(patsubst $(BUILD)/%.a,$(SHIM_DIR)/fwd/%.a,$(SHIM_PARTS))
 # libelf.a uses initial-exec TLS (not linkable into a .so): libelf.so.1 is
-# loaded at run time by elf_lazy.c (the GPU machines have it, DESIGN.md).
+# loaded at run time by elf_lazy.c (the GPU machines have it; docs/shim.md).
 SHIM_STATIC   := -l:libzstd.a -l:liblz4.a
 # -z nodelete: a dlclose() cannot unmap hooks the application still holds.
 SHIM_LDFLAGS  := -shared -Wl,-z,defs -Wl,-z,nodelete -Wl,--exclude-libs,ALL \

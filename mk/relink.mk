@@ -21,7 +21,7 @@ RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relin
 RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
 # Link the archive with these. zstd and lz4 are static and must stay hidden
-# in the shim (-Wl,--exclude-libs,ALL): see DESIGN.md.
+# in the shim (-Wl,--exclude-libs,ALL): see docs/jit.md.
 RELINK_LDLIBS := -l:libzstd.a -l:liblz4.a -lelf -lpthread -ldl
 # The device runtime library a re-link of a dynamic-parallelism program may
 # need (interpose/relink/relink_rdc.c; DEVMALLOC_CUDADEVRT overrides it).

@@ -1,6 +1,7 @@
 /*
  * pool.h — the MAM pool core: best-fit sub-allocation of large device
- * "chunks" (Aknesil & Unat, MAM; seeds/003), independent of CUDA.
+ * "chunks" (after MAM, "A Memory Allocation Manager for GPUs", Aknesil &
+ * Unat), independent of CUDA.
  *
  * A pool owns chunks obtained from a chunk source (callbacks; in the shim
  * they call the driver's real cuMemAlloc/cuMemFree, in the tests they hand

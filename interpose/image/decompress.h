@@ -5,7 +5,7 @@
  *
  * Exactly `compressed_size` bytes are fed to the codec (not the padded
  * payload size) and the result must be exactly `uncompressed_size` bytes.
- * zstd and lz4 are linked statically and hidden in the shim (DESIGN.md:
+ * zstd and lz4 are linked statically and hidden in the shim (docs/jit.md:
  * the driver's own zstd would otherwise interpose).
  *
  * Errors: relink_err.h. Locking: none (each call uses its own codec state).

@@ -15,7 +15,7 @@
  * below then reads only inside [image, image + len) and checks each entry's
  * sizes against what is left, never by adding them first.
  *
- * Formats (see DESIGN.md): fatbin (magic 0xBA55ED50, u16 header size @6, u64
+ * Formats (see docs/jit.md): fatbin (magic 0xBA55ED50, u16 header size @6, u64
  * payload size @8; entries: header size u32 @4, payload u64 @8, flags u64
  * @0x28 with 0x2000 LZ4 / 0x8000 zstd compression), ELF, PTX text.
  *

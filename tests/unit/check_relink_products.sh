@@ -2,8 +2,8 @@
 # check_relink_products — the relink recipes work without a GPU:
 #  1. plain nvcc: tests/relink/app.cu (unchanged) + libdevmalloc_device.a at
 #     the device link, for sm_90 and sm_120 (for sm_75 the link must fail,
-#     naming the reason); the binary defines no host malloc/free (the pitfall
-#     of DESIGN.md) and its loaded device image defines devmalloc's malloc
+#     naming the reason); the binary defines no host malloc/free (without the
+#     __CUDA_ARCH__ guard nvcc emits host stubs that exit, replacing libc's) and its loaded device image defines devmalloc's malloc
 #     (libelf on the embedded cubin, through devmalloc-inspect);
 #  2. the same with `make install` into a temporary prefix + pkg-config, and
 #     a program calling devmalloc_cuda_init: it needs no libdevmalloc.so at
