@@ -46,16 +46,16 @@ GPU_BINS += $(GPU_PROG_DIR)/dm_hangdump
 
 # GPU suite (tests/gpu/cases/16_device_first.sh): a fresh heap's first
 # kernels, relinked and plain (under the shim, and stock).
-$(BUILD)/gpu/dm_first: tests/gpu/progs/dm_first.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
+$(BUILD)/gpu/dm_first: tests/gpu/progs/dm_first.cu tests/gpu/progs/pass_fail.h $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DM_RELINK_LIBS) -o $@
-$(BUILD)/gpu/dm_first_plain: tests/gpu/progs/dm_first.cu | $(BUILD)/gpu/.dir
+$(BUILD)/gpu/dm_first_plain: tests/gpu/progs/dm_first.cu tests/gpu/progs/pass_fail.h | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
 GPU_BINS += $(BUILD)/gpu/dm_first $(BUILD)/gpu/dm_first_plain
 
 # The soak (tests/gpu/soak.sh, `make soak`; a short run in the GPU suite,
 # tests/gpu/cases/17_device_soak.sh): relinked and plain (under the shim).
-$(BUILD)/gpu/dm_soak: tests/gpu/progs/dm_soak.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
+$(BUILD)/gpu/dm_soak: tests/gpu/progs/dm_soak.cu tests/gpu/progs/pass_fail.h $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude $(NVCC_GENCODE) -rdc=true $< $(DM_RELINK_LIBS) -o $@
-$(BUILD)/gpu/dm_soak_plain: tests/gpu/progs/dm_soak.cu | $(BUILD)/gpu/.dir
+$(BUILD)/gpu/dm_soak_plain: tests/gpu/progs/dm_soak.cu tests/gpu/progs/pass_fail.h | $(BUILD)/gpu/.dir
 	$(NVCC) -O2 -std=c++17 -DPLAIN -gencode arch=compute_90,code=[sm_90,compute_90] $< -o $@
 GPU_BINS += $(BUILD)/gpu/dm_soak $(BUILD)/gpu/dm_soak_plain

@@ -28,9 +28,7 @@
 #include <cuda_runtime.h>
 #endif
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-  exit(1); } } while (0)
+#include "pass_fail.h" /* CK */
 
 #define STREAMS 4
 #define MAX_LARGE (4u << 20)
