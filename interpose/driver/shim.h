@@ -105,10 +105,6 @@ void *dm_dlsym_cu(void *handle, const char *name);
 /* Look up the real dlsym once; NULL when re-entered from that look-up. */
 void *(*dm_dlsym_resolve(void))(void *, const char *);
 
-/* ---- elf_lazy.c : libelf, loaded when the first image is read ------------ */
-/* 1 when libelf.so.1 could be loaded (loads it on first call). */
-int dm_elf_available(void);
-
 /* ---- jit_ahead.c : re-linked images read while the first context is made -- */
 /* Start reading the executable's re-linked images for device dev from the
  * cache in a thread: 1 when started (the caller then calls
@@ -275,8 +271,6 @@ void dm_owner_set_ctx(dm_owner_t *o, CUcontext ctx);
 const char *dm_owner_name(const dm_owner_t *o);
 int  dm_owner_bound_in(const dm_owner_t *o, CUcontext ctx);
 void dm_owner_set_bound(dm_owner_t *o, CUcontext ctx);
-dm_owner_kind_t dm_owner_kind(const dm_owner_t *o);
-const void *dm_owner_handle(const dm_owner_t *o);
 size_t dm_owner_count(void);
 void dm_owners_reset_for_tests(void);
 
