@@ -88,11 +88,17 @@ INSTALL_STEPS += install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ ; \
 
 # ---- host tests (cmocka, no GPU) ----
 SHIM_TDIR := $(SHIM_DIR)/tests
-# Everything but parts.o (tests bring fakes of the parts: shim_fake.h).
+# Everything but parts.o (tests bring fakes of the parts: shim_fake.h), with
+# the objects that have test hooks built again with them (-DDM_TESTING: the
+# shim carries none).
 SHIM_TEST_LIB := $(SHIM_TDIR)/libshim_test.a
-$(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/parts.o,$(SHIM_OBJS)) | $(SHIM_TDIR)/.dir
+SHIM_HOOKED   := ctxtab.o owners.o
+$(SHIM_TDIR)/%.o: interpose/driver/%.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_CFLAGS) -DDM_TESTING -c $< -o $@
+$(SHIM_TEST_LIB): $(filter-out $(addprefix $(SHIM_DIR)/,parts.o $(SHIM_HOOKED)),$(SHIM_OBJS)) \
+    $(addprefix $(SHIM_TDIR)/,$(SHIM_HOOKED)) | $(SHIM_TDIR)/.dir
 	rm -f $@ && ar rcs $@ $^
-SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
+SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -DDM_TESTING -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
 # A program's registration of a fatbin, as nvcc emits it (the fatbin search).
 FX_REGISTERED_FATBIN := $(BUILD)/relink/fixtures/malloc_default.fatbin
@@ -130,6 +136,12 @@ CHECK_BINS += $(SHIM_TEST_BINS)
 $(SHIM_TDIR)/check_observe_formats: $(SHIM_TDIR)/test_observe
 	printf '#!/bin/sh\nset -e\nDEVMALLOC_STATS=csv DEVMALLOC_NVTX=0 %s\nDEVMALLOC_STATS=1 %s\n' $< $< > $@ && chmod +x $@
 CHECK_BINS += $(SHIM_TDIR)/check_observe_formats
+
+# The products carry no test hooks (they are compiled only with -DDM_TESTING).
+$(BUILD)/tests/check_no_test_hooks: tests/unit/check_no_test_hooks.sh $(SHIM) $(RELINK_LIB) $(HOST_LIB) $(POOL_LIB) \
+    $(BUILD)/devmalloc-inspect | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s %s\n' $< "$(SHIM) $(RELINK_LIB) $(HOST_LIB) $(POOL_LIB) $(BUILD)/devmalloc-inspect" >$@ && chmod +x $@
+CHECK_BINS += $(BUILD)/tests/check_no_test_hooks
 
 # ---- GPU test programs (built here, run by tests/gpu/cases/50_shim_*.sh) ----
 SHIM_GPU := $(BUILD)/gpu/shim

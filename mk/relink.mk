@@ -36,6 +36,7 @@ DM_CODE_OBJS := $(RELINK_DIR)/devmalloc_ptx.o $(RELINK_DIR)/devmalloc_sass.o
 
 RELINK_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_SRCS))) $(DM_CODE_OBJS)
 RELINK_READER_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_READER_SRCS)))
+# The sanitized reader is for tests only: built with their hooks (-DDM_TESTING).
 RELINK_ASAN_OBJS := $(patsubst %.c,$(RELINK_DIR)/asan/%.o,$(notdir $(RELINK_READER_SRCS)))
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -43,7 +44,7 @@ define RELINK_RULES
 $$(RELINK_DIR)/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/.dir
 	$$(CC) $$(RELINK_CFLAGS) -c $$< -o $$@
 $$(RELINK_DIR)/asan/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/asan/.dir
-	$$(CC) $$(RELINK_CFLAGS) -O1 $$(SAN_FLAGS) -c $$< -o $$@
+	$$(CC) $$(RELINK_CFLAGS) -DDM_TESTING -O1 $$(SAN_FLAGS) -c $$< -o $$@
 endef
 $(foreach d,interpose/image interpose/relink,$(eval $(call RELINK_RULES,$(d))))
 $(RELINK_DIR)/devmalloc_ptx.o: interpose/relink/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
@@ -130,7 +131,7 @@ $(FX)/rdc_ptx.o: $(FX_SRC)/fx_rdc_b.cu | $(FX)/.dir
 
 # ---- host tests ----
 RELINK_TDIR := $(RELINK_DIR)/tests
-RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DFIXTURE_DIR='"$(FX)"'
+RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DDM_TESTING -DFIXTURE_DIR='"$(FX)"'
 
 $(RELINK_TDIR)/test_fatbin: tests/unit/test_fatbin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader.a $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_DIR)/libreader.a -lcmocka $(RELINK_LDLIBS)

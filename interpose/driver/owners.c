@@ -236,7 +236,9 @@ void dm_owner_set_bound(dm_owner_t *o, CUcontext ctx) {
 
 size_t dm_owner_count(void) { return g_nowners; }
 
+#ifdef DM_TESTING
 void dm_owners_reset_for_tests(void) {
   while (g_nowners) drop(0);
   dm_lcache_clear();
 }
+#endif

@@ -243,7 +243,10 @@ void dm_ctx_snapshot(CUcontext ctx);
 void dm_ctx_print_stats(void);
 /* Number of contexts with a heap (tests, stats). */
 size_t dm_ctx_count(void);
+#ifdef DM_TESTING
+/* Test builds only (-DDM_TESTING): forget every context. */
 void dm_ctx_reset_for_tests(void);
+#endif
 
 /* ---- owners.c : modules/libraries and the launch cache ------------------- */
 typedef enum { DM_OWNER_MODULE = 1, DM_OWNER_LIBRARY = 2 } dm_owner_kind_t;
@@ -272,7 +275,10 @@ const char *dm_owner_name(const dm_owner_t *o);
 int  dm_owner_bound_in(const dm_owner_t *o, CUcontext ctx);
 void dm_owner_set_bound(dm_owner_t *o, CUcontext ctx);
 size_t dm_owner_count(void);
+#ifdef DM_TESTING
+/* Test builds only (-DDM_TESTING): forget every owner and the launch cache. */
 void dm_owners_reset_for_tests(void);
+#endif
 
 /* ---- bind.c : make sure a kernel's module is bound in a context ---------- */
 /* Called before a launch of f (CUfunction or CUkernel) on hStream. Never
