@@ -186,7 +186,7 @@ CHECK_BINS += $(ITP_DIR)/check_interposers
 GPU_BINS += $(ITP_DIR)/lazy_malloc.so    # tests/gpu/cases/52_shim_coexist.sh
 
 # ---- the CLI and the GPU scripts on a machine without a GPU ----
-$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env $(BUILD)/devmalloc-inspect \
+$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env $(BUILD)/devmalloc-inspect $(SHIM) \
     $(BUILD)/bench/ab_stock bench/run.sh bench/plot_pool.py tests/gpu/run.sh tools/need-gpu.sh \
     | $(BUILD)/tests/.dir
 	printf '#!/bin/sh\nexec bash %s %s\n' $< $(BUILD) > $@ && chmod +x $@
