@@ -16,8 +16,10 @@
 #   JOBS=N          jobs at once (default: the number of cores; -jN also works)
 #   FORMAT_GATE=1   make check fails when a source is not formatted (default 0)
 #
-# Each part of the tree adds its own rules in mk/<part>.mk and appends to the
-# lists below; nothing else needs to change when a part is added.
+# Each part of the tree adds its own rules in mk/<part>.mk, named after the
+# folder it builds (host/heap/: mk/host_heap.mk), and appends to the lists
+# below; nothing else needs to change when a part is added. The parts are
+# read in the order of their names.
 
 PREFIX ?= /usr/local
 BUILD  ?= build

@@ -1,7 +1,7 @@
-# mk/relink.mk — load-time re-link of unmodified binaries: the image readers
-# (interpose/image/: fatbin, cubin, PTX, decompression), the JIT link and its
-# cache (interpose/relink/), the devmalloc-inspect tool, host tests, the fuzz
-# targets and the GPU case programs.
+# mk/interpose_image_relink.mk — load-time re-link of unmodified binaries:
+# the image readers (interpose/image/: fatbin, cubin, PTX, decompression),
+# the JIT link and its cache (interpose/relink/), the devmalloc-inspect tool,
+# host tests, the fuzz targets and the GPU case programs.
 #
 # Products
 #   $(BUILD)/libdevmalloc_relink.a   static PIC archive the shim links, with

@@ -1,5 +1,6 @@
-# mk/interpose.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so,
-# its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
+# mk/interpose_driver.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so
+# (interpose/driver/, with interpose/observe/ and interpose/options/), the
+# CLI, its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
 #
 # The shim links, all static and hidden (-Wl,--exclude-libs,ALL + a version
 # script exporting only cu* hooks and dlsym):
