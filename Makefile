@@ -14,7 +14,8 @@
 #   V=1             show the commands and ptxas's figures for every device
 #                   function (quiet otherwise: a line per test, failures in full)
 #   JOBS=N          jobs at once (default: the number of cores; -jN also works)
-#   FORMAT_GATE=1   make check fails when a source is not formatted (default 0)
+#   FORMAT_GATE=1   make check fails when a source is not formatted (default 0;
+#                   mk/format.mk)
 #
 # Each part of the tree adds its own rules in mk/<part>.mk, named after the
 # folder it builds (host/heap/: mk/host_heap.mk), and appends to the lists
@@ -82,7 +83,7 @@ $(foreach t,$(sort $(CHECK_BINS)),$(eval $(call CHECK_RUN_RULE,$(t))))
 .PHONY: check-always
 check-always:
 
-check: deps $(CHECK_LOGS) $(if $(filter 1,$(FORMAT_GATE)),format-check)
+check: deps $(CHECK_LOGS)
 	bash tests/run_test.sh --summary $(CHECK_LOGS)
 
 gpu-build: all $(GPU_BINS)
