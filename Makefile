@@ -27,10 +27,14 @@ BUILD  ?= build
 V      ?= 0
 
 # Parallel by default (a -j on the command line wins); sub-makes share the
-# jobs of the top one. Each target's output comes in one piece.
+# jobs of the top one. Each target's output comes in one piece, but for the
+# goals that run long and report as they go.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ifeq ($(MAKELEVEL),0)
-MAKEFLAGS += -j$(JOBS) --output-sync=target
+MAKEFLAGS += -j$(JOBS)
+ifeq ($(filter gpu-check bench fuzz first-hour,$(MAKECMDGOALS)),)
+MAKEFLAGS += --output-sync=target
+endif
 endif
 # Quiet by default: no command lines (V=1 shows them).
 ifneq ($(V),1)
