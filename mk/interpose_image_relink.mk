@@ -181,9 +181,19 @@ FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
 FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(DM_CODE_OBJS)
 FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c \
                          interpose/relink/crc32c.c
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard $(SHIM_FOLDERS:%=%/*.c)) \
-    $(RELINK_HDRS) $(SHIM_HDRS) $(DM_CODE_OBJS) | $(FUZZ_DIR)/.dir
-	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS) -lm
+# Each source is compiled once for all the targets that link it.
+FUZZ_OBJS = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(notdir $(filter %.c,$(1)))) $(filter %.o,$(1))
+define FUZZ_OBJ_RULE
+$$(FUZZ_DIR)/obj/%.o: $(1)/%.c $$(RELINK_HDRS) $$(SHIM_HDRS) | $$(FUZZ_DIR)/obj/.dir
+	$$(FUZZ_CC) $$(FUZZ_FLAGS) -c $$< -o $$@
+endef
+$(foreach d,interpose/image interpose/relink interpose/options,$(eval $(call FUZZ_OBJ_RULE,$(d))))
+define FUZZ_BIN_RULE
+$$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/guarded.h tests/unit/fake_jit.h \
+    $$(RELINK_HDRS) $$(SHIM_HDRS) $$(call FUZZ_OBJS,$$(FUZZ_SRCS_$(1))) | $$(FUZZ_DIR)/.dir
+	$$(FUZZ_CC) $$(FUZZ_FLAGS) $$< $$(call FUZZ_OBJS,$$(FUZZ_SRCS_$(1))) -o $$@ $$(RELINK_LDLIBS) -lm
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN_RULE,$(t))))
 $(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
 	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@
