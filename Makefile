@@ -8,14 +8,39 @@
 #   make first-hour the README's commands in a scratch clone, each step's result (tools/first-hour.sh)
 #   make install    install into $(PREFIX) (default /usr/local)
 #   make uninstall  remove what install put there (and the directories it made, when empty)
+#   make format     reformat the C/CUDA sources with .clang-format (clang-format)
+#   make format-check  list the sources clang-format would change (exit 1 if any)
 #   make clean
-#   V=1             ptxas's figures for every device function (quiet otherwise)
 #
-# Each part of the tree adds its own rules in mk/<part>.mk and appends to the
-# lists below; nothing else needs to change when a part is added.
+#   V=1             show the commands and ptxas's figures for every device
+#                   function (quiet otherwise: a line per test, failures in full)
+#   JOBS=N          jobs at once (default: the number of cores; -jN also works)
+#   FORMAT_GATE=1   make check fails when a source is not formatted (default 0;
+#                   mk/format.mk)
+#
+# Each part of the tree adds its own rules in mk/<part>.mk, named after the
+# folder it builds (host/heap/: mk/host_heap.mk), and appends to the lists
+# below; nothing else needs to change when a part is added. The parts are
+# read in the order of their names.
 
 PREFIX ?= /usr/local
 BUILD  ?= build
+V      ?= 0
+
+# Parallel by default (a -j on the command line wins); sub-makes share the
+# jobs of the top one. Each target's output comes in one piece, but for the
+# goals that run long and report as they go.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(MAKELEVEL),0)
+MAKEFLAGS += -j$(JOBS)
+ifeq ($(filter gpu-check bench soak fuzz first-hour,$(MAKECMDGOALS)),)
+MAKEFLAGS += --output-sync=target
+endif
+endif
+# Quiet by default: no command lines (V=1 shows them).
+ifneq ($(V),1)
+.SILENT:
+endif
 
 # Lists the parts append to.
 LIBS        :=   # products built by `all`
@@ -36,7 +61,7 @@ endif
 include mk/config.mk
 include $(sort $(filter-out mk/config.mk,$(wildcard mk/*.mk)))
 
-.PHONY: all check gpu-build gpu-check bench soak install uninstall clean deps
+.PHONY: all check gpu-build gpu-check bench soak install uninstall clean deps format format-check
 
 all: deps $(LIBS) $(TOOLS)
 
@@ -48,10 +73,23 @@ deps:
 	@built=; $(MAKE) -q --no-print-directory $(LIBS) $(TOOLS) >/dev/null 2>&1 && built=--built; \
 	  $(DEPS_CHECK) --for $(DEPS_FOR) $$built
 
-check: deps $(CHECK_BINS)
-	@set -e; pass=0; for t in $(CHECK_BINS); do \
-	  echo "== $$t"; $$t; pass=$$((pass+1)); done; \
-	echo "host tests: $$pass programs passed"
+# Each test program runs as soon as it is built, beside the others; its output
+# goes to $(LOG_DIR)/<name>.log and is shown only when it fails. The last line
+# is the summary; make check fails when a test did.
+LOG_DIR    := $(BUILD)/logs
+CHECK_LOGS := $(addprefix $(LOG_DIR)/,$(addsuffix .log,$(notdir $(CHECK_BINS))))
+$(if $(filter-out $(words $(sort $(CHECK_BINS))),$(words $(sort $(notdir $(CHECK_BINS))))),\
+  $(error two test programs share a name: $(sort $(notdir $(CHECK_BINS)))))
+define CHECK_RUN_RULE
+$(LOG_DIR)/$(notdir $(1)).log: $(1) check-always | $(LOG_DIR)/.dir
+	bash tests/run_test.sh $(1) $$@
+endef
+$(foreach t,$(sort $(CHECK_BINS)),$(eval $(call CHECK_RUN_RULE,$(t))))
+.PHONY: check-always
+check-always:
+
+check: deps $(CHECK_LOGS)
+	bash tests/run_test.sh --summary $(CHECK_LOGS)
 
 gpu-build: all $(GPU_BINS)
 

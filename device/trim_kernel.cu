@@ -2,7 +2,7 @@
  * trim_kernel.cu — the host runtime's own device code: the trim of a heap
  * that grows (dm_grow_trim, device/grow.c) as a kernel, so that it runs where
  * the tree lives, safely beside kernels that allocate and free. Compiled to a
- * fatbin that libdevmalloc embeds (mk/host.mk) and loads per context at the
+ * fatbin that libdevmalloc embeds (mk/host_heap.mk) and loads per context at the
  * first trim (host/heap/growth.c); not part of the device library.
  *
  * One thread: dm_grow_trim takes the growth lock and works a granule at a

@@ -23,10 +23,14 @@ LDCUDA      := -L$(CUDA_LIBDIR) -L$(CUDA_STUBS) -lcuda
 # Makefile's deps target says for which goals: --for build|check|gpu).
 DEPS_CHECK = bash tools/setup-deps.sh --if-missing
 
-$(BUILD)/%/.dir:
+# Every rule makes its folder through these; with jobs in parallel they wait
+# for the dependency check of the goals that run it (the top Makefile's deps).
+DEPS_FIRST := $(if $(filter all check gpu-build gpu-check bench install,$(or $(MAKECMDGOALS),all)),deps)
+$(BUILD)/%/.dir: | $(DEPS_FIRST)
 	@mkdir -p $(dir $@) && touch $@
-$(BUILD)/.dir:
+$(BUILD)/.dir: | $(DEPS_FIRST)
 	@mkdir -p $(dir $@) && touch $@
+.PRECIOUS: $(BUILD)/%/.dir
 
 # Product names every part may refer to (defined here so include order does not matter).
 HOST_LIB       := $(BUILD)/libdevmalloc.a

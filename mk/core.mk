@@ -4,6 +4,8 @@ CORE_SRCS := device/sem.c device/buddy.c device/blockcache.c device/fresh.c devi
              device/single.c device/layout.c device/check.c device/host_prim.c
 CORE_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core/%.o)
 CORE_TSAN_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-tsan/%.o)
+# With the chaos switch (yields at the allocator's racy points), for the chaos tests.
+CORE_CHAOS_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-chaos/%.o)
 CORE_LIB := $(BUILD)/libdmcore.a
 CORE_TSAN_LIB := $(BUILD)/libdmcore-tsan.a
 CORE_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -DDM_DEBUG -Idevice
@@ -12,6 +14,8 @@ $(BUILD)/core/%.o: device/%.c device/*.h | $(BUILD)/core/.dir
 	$(CC) $(CORE_CFLAGS) -c $< -o $@
 $(BUILD)/core-tsan/%.o: device/%.c device/*.h | $(BUILD)/core-tsan/.dir
 	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -c $< -o $@
+$(BUILD)/core-chaos/%.o: device/%.c device/*.h | $(BUILD)/core-chaos/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -c $< -o $@
 $(CORE_LIB): $(CORE_OBJS)
 	ar rcs $@ $^
 $(CORE_TSAN_LIB): $(CORE_TSAN_OBJS)
@@ -34,13 +38,13 @@ $(BUILD)/tests/test_stress_tsan: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE
 # heap with one arena.
 CHAOS_A := -DSTRESS_THREADS=32 -DSTRESS_ARENAS=8 -DSTRESS_HEAP='((48ull<<20)+12345)'
 CHAOS_B := -DSTRESS_THREADS=24 -DSTRESS_ARENAS=1 -DSTRESS_HEAP='(4ull<<20)'
-$(BUILD)/tests/test_stress_chaos_%: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
-	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DSTRESS_SCALE=40 $(CHAOS_$*) $< $(UNIT_FIXTURE) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+$(BUILD)/tests/test_stress_chaos_%: tests/unit/test_stress.c $(UNIT_FIXTURE) $(CORE_CHAOS_OBJS) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DSTRESS_SCALE=40 $(CHAOS_$*) $< $(UNIT_FIXTURE) $(CORE_CHAOS_OBJS) -o $@ -lcmocka -lpthread
 CHECK_BINS += $(BUILD)/tests/test_stress_chaos_A $(BUILD)/tests/test_stress_chaos_B
 
 # A fresh heap's first requests, with the chaos switch and more threads than cores.
-$(BUILD)/tests/test_first_contact_chaos: tests/unit/test_first_contact.c $(UNIT_FIXTURE) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
-	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DFIRST_THREADS=24 -DFIRST_REPS=12 $< $(UNIT_FIXTURE) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+$(BUILD)/tests/test_first_contact_chaos: tests/unit/test_first_contact.c $(UNIT_FIXTURE) $(CORE_CHAOS_OBJS) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -DFIRST_THREADS=24 -DFIRST_REPS=12 $< $(UNIT_FIXTURE) $(CORE_CHAOS_OBJS) -o $@ -lcmocka -lpthread
 CHECK_BINS += $(BUILD)/tests/test_first_contact_chaos
 
 # The layout at its size limits, under UBSan and ASan (layout.c from source).

@@ -11,7 +11,9 @@
 
 CORPUS_DIR  := $(BUILD)/corpus
 CORPUS_SRC  := tests/gpu/corpus
-CORPUS_NV   := $(NVCC) -O2 -std=c++17 -gencode 'arch=compute_90,code=[sm_90,compute_90]'
+# Quiet builds leave out nvlink's note on recursive kernels' stacks (V=1 shows it).
+CORPUS_NV   := $(NVCC) -O2 -std=c++17 -gencode 'arch=compute_90,code=[sm_90,compute_90]' \
+               $(if $(filter 1,$(V)),,-Xnvlink -suppress-stack-size-warning)
 CORPUS_RDC  := -rdc=true -DUSE_DEVMALLOC_INIT -Iinclude
 CORPUS_RLIBS := $(DEVICE_LIB) $(HOST_LIB) -lcuda
 CORPUS_DEPS := $(CORPUS_SRC)/corpus.h

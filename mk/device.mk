@@ -29,7 +29,6 @@ DEVICE_PTX_ARCH ?= 80
 # into users' builds. V=1 asks for them (here and there). The entry points'
 # stack frames, which `make check` holds to their limits, come from ptxas -v
 # run again on the PTX this compile kept, with the flags nvcc gave ptxas.
-V ?= 0
 DEVICE_VERBOSE := $(if $(filter 1,$(V)),-Xptxas -v)
 DEVICE_KEEP := $(BUILD)/device/keep
 PTXAS ?= $(CUDA_HOME)/bin/ptxas

@@ -2,7 +2,7 @@
 # headers, devmalloc.ptx, devmalloc-inspect, the -dlto nvcc helper
 # (bin/devmalloc-nvcc-dlto), a pkg-config file and a CMake package with its
 # version file; and what `make uninstall` removes again. (The shim and the
-# CLI are installed by mk/interpose.mk.) The benchmark needs the source tree:
+# CLI are installed by mk/interpose_driver.mk.) The benchmark needs the source tree:
 # `devmalloc bench` says so when installed.
 
 DM_VERSION := $(shell sed -n 's/^\#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)

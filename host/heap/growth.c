@@ -324,7 +324,7 @@ static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *o
 }
 
 /* ---- trim: a kernel of the runtime's own module ------------------------ */
-/* device/trim_kernel.cu, compiled to a fatbin and embedded (mk/host.mk) */
+/* device/trim_kernel.cu, compiled to a fatbin and embedded (mk/host_heap.mk) */
 extern const unsigned char dm_trim_fatbin[];
 
 /* Start dm_grow_trim on the device, on the heap's stream, beside whatever

@@ -415,6 +415,7 @@ size_t dm_ctx_count(void) {
   return n;
 }
 
+#ifdef DM_TESTING
 void dm_ctx_reset_for_tests(void) {
   pthread_mutex_lock(&g_lock);
   for (size_t i = 0; i < g_n; i++)
@@ -424,6 +425,7 @@ void dm_ctx_reset_for_tests(void) {
   g_nprim = 0;
   pthread_mutex_unlock(&g_lock);
 }
+#endif
 
 /* --- stats at exit ------------------------------------------------------- */
 static void print_text(FILE *f, const dm_stats_rec_t *r) {

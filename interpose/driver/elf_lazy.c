@@ -55,11 +55,6 @@ static void load(void) {
 #undef X
 }
 
-int dm_elf_available(void) {
-  pthread_once(&g_once, load);
-  return g_elf.elf_version != NULL;
-}
-
 #define X(ret, name, params, args, none)                   \
   ret name params {                                        \
     pthread_once(&g_once, load);                           \

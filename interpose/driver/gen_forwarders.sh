@@ -4,7 +4,7 @@
 # The host runtime and the other archives linked into the shim call driver
 # functions by name (cuMemAlloc_v2, ...). The shim must not link libcuda (a
 # process without CUDA would need it to start) and those calls must reach the
-# real driver, never the shim's own hooks. So mk/interpose.mk renames each
+# real driver, never the shim's own hooks. So mk/interpose_driver.mk renames each
 # undefined cu* symbol of those archives to dm_fwd_<sym> (objcopy
 # --redefine-syms), and this script writes, for every name in SYMS (one per
 # line), a hidden trampoline dm_fwd_<sym> that jumps through a slot filled by

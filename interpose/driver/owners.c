@@ -215,8 +215,6 @@ void dm_owner_set_loaded(dm_owner_t *o, const char *what) {
 }
 void dm_owner_set_ctx(dm_owner_t *o, CUcontext ctx) { o->ctx = ctx; }
 const char *dm_owner_name(const dm_owner_t *o) { return o->name[0] ? o->name : "?"; }
-dm_owner_kind_t dm_owner_kind(const dm_owner_t *o) { return o->kind; }
-const void *dm_owner_handle(const dm_owner_t *o) { return o->handle; }
 
 int dm_owner_bound_in(const dm_owner_t *o, CUcontext ctx) {
   for (size_t j = 0; j < o->nbound; j++)
@@ -238,7 +236,9 @@ void dm_owner_set_bound(dm_owner_t *o, CUcontext ctx) {
 
 size_t dm_owner_count(void) { return g_nowners; }
 
+#ifdef DM_TESTING
 void dm_owners_reset_for_tests(void) {
   while (g_nowners) drop(0);
   dm_lcache_clear();
 }
+#endif

@@ -7,7 +7,7 @@
  *
  * dm_parts_connect gives each part what it needs from the shim, once, when
  * the driver is found: the host runtime its forwarders to the real driver
- * (generated forwarders.c, see mk/interpose.mk), the re-link a resolver of
+ * (generated forwarders.c, see mk/interpose_driver.mk), the re-link a resolver of
  * real entry points (so the JIT link never reaches a hook) and the NVTX
  * markers for its cache events, the pool the real driver functions, the
  * shim's options and its log. The resolvers of real entry points come as

@@ -105,10 +105,6 @@ void *dm_dlsym_cu(void *handle, const char *name);
 /* Look up the real dlsym once; NULL when re-entered from that look-up. */
 void *(*dm_dlsym_resolve(void))(void *, const char *);
 
-/* ---- elf_lazy.c : libelf, loaded when the first image is read ------------ */
-/* 1 when libelf.so.1 could be loaded (loads it on first call). */
-int dm_elf_available(void);
-
 /* ---- jit_ahead.c : re-linked images read while the first context is made -- */
 /* Start reading the executable's re-linked images for device dev from the
  * cache in a thread: 1 when started (the caller then calls
@@ -247,7 +243,10 @@ void dm_ctx_snapshot(CUcontext ctx);
 void dm_ctx_print_stats(void);
 /* Number of contexts with a heap (tests, stats). */
 size_t dm_ctx_count(void);
+#ifdef DM_TESTING
+/* Test builds only (-DDM_TESTING): forget every context. */
 void dm_ctx_reset_for_tests(void);
+#endif
 
 /* ---- owners.c : modules/libraries and the launch cache ------------------- */
 typedef enum { DM_OWNER_MODULE = 1, DM_OWNER_LIBRARY = 2 } dm_owner_kind_t;
@@ -275,10 +274,11 @@ void dm_owner_set_ctx(dm_owner_t *o, CUcontext ctx);
 const char *dm_owner_name(const dm_owner_t *o);
 int  dm_owner_bound_in(const dm_owner_t *o, CUcontext ctx);
 void dm_owner_set_bound(dm_owner_t *o, CUcontext ctx);
-dm_owner_kind_t dm_owner_kind(const dm_owner_t *o);
-const void *dm_owner_handle(const dm_owner_t *o);
 size_t dm_owner_count(void);
+#ifdef DM_TESTING
+/* Test builds only (-DDM_TESTING): forget every owner and the launch cache. */
 void dm_owners_reset_for_tests(void);
+#endif
 
 /* ---- bind.c : make sure a kernel's module is bound in a context ---------- */
 /* Called before a launch of f (CUfunction or CUkernel) on hStream. Never

@@ -27,17 +27,6 @@ dm_image_kind_t dm_image_kind(const void *p, size_t len)
     return DM_IMG_UNKNOWN;
 }
 
-const char *dm_image_kind_name(dm_image_kind_t k)
-{
-    switch (k) {
-    case DM_IMG_WRAPPER: return "registration wrapper";
-    case DM_IMG_FATBIN:  return "fatbin";
-    case DM_IMG_ELF:     return "cubin";
-    case DM_IMG_PTX:     return "PTX";
-    default:             return "unknown image";
-    }
-}
-
 const char *dm_fb_kind_name(unsigned kind)
 {
     switch (kind) {

@@ -66,7 +66,6 @@ typedef enum {
 /* What an image given to a load call is; reads at most 4 bytes (len < 4:
  * DM_IMG_UNKNOWN). */
 dm_image_kind_t dm_image_kind(const void *p, size_t len);
-const char     *dm_image_kind_name(dm_image_kind_t k);
 
 /* Validate the fatbin header at buf (len readable bytes); fb->size may be
  * smaller than len (trailing bytes are not part of it). */

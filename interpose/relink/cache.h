@@ -75,8 +75,10 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data,
 int dm_cache_put(dm_cache_t *c, const dm_cache_key_t *k, const void *data,
                  size_t size, char *why, size_t whylen);
 
-/* Test hook: make the next writes fail after `bytes` bytes of the temp file
- * (SIZE_MAX: off). Not thread-safe; for tests only. */
+#ifdef DM_TESTING
+/* Test builds only (-DDM_TESTING): make the next writes fail after `bytes`
+ * bytes of the temp file (SIZE_MAX: off). Not thread-safe. */
 void dm_cache_test_fail_writes_after(size_t bytes);
+#endif
 
 #endif

@@ -1,9 +1,9 @@
 /*
  * devmalloc_ptx.S — embeds devmalloc's PTX (DM_PTX_FILE, set by
- * mk/relink.mk; normally build/devmalloc.ptx) in the shim as
+ * mk/interpose_image_relink.mk; normally build/devmalloc.ptx) in the shim as
  * dm_devmalloc_ptx[] .. dm_devmalloc_ptx_end, NUL-terminated, hidden, so the
  * re-link looks nothing up at run time; and its SHA-256 (DM_PTX_SHA256, the
- * file's digest as a list of bytes, set by mk/relink.mk) as
+ * file's digest as a list of bytes, set by mk/interpose_image_relink.mk) as
  * dm_devmalloc_ptx_sha256[32], so that a process does not hash 300 KB of
  * PTX at its first launch.
  */

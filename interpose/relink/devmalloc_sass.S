@@ -1,6 +1,6 @@
 /*
  * devmalloc_sass.S — embeds devmalloc's relocatable SASS (DM_SASS_FILE, set
- * by mk/relink.mk; normally build/devmalloc_sass.fatbin: a fatbin with one
+ * by mk/interpose_image_relink.mk; normally build/devmalloc_sass.fatbin: a fatbin with one
  * relocatable cubin per architecture the shim links without a compile) as
  * dm_devmalloc_sass[] .. dm_devmalloc_sass_end, hidden, and its SHA-256
  * (DM_SASS_SHA256) as dm_devmalloc_sass_sha256[32], for the cache keys.

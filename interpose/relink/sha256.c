@@ -147,11 +147,6 @@ static blocks_fn *blocks_choose(void)
     return fn;
 }
 
-int dm_sha256_accelerated(void)
-{
-    return blocks_choose() != blocks_portable;
-}
-
 void dm_sha256_init(dm_sha256_t *c)
 {
     static const uint32_t iv[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -228,6 +223,12 @@ void dm_sha256(const void *data, size_t n, uint8_t out[32])
     final_with(&c, out, fn);
 }
 
+#ifdef DM_TESTING
+int dm_sha256_accelerated(void)
+{
+    return blocks_choose() != blocks_portable;
+}
+
 void dm_sha256_portable(const void *data, size_t n, uint8_t out[32])
 {
     dm_sha256_t c;
@@ -235,3 +236,4 @@ void dm_sha256_portable(const void *data, size_t n, uint8_t out[32])
     update_with(&c, data, n, blocks_portable);
     final_with(&c, out, blocks_portable);
 }
+#endif

@@ -7,9 +7,9 @@
  * time on first use; elsewhere, and on other architectures, a portable C
  * implementation runs. Both give the same digests.
  *
- * dm_sha256_portable() always uses the portable implementation, so tests can
- * compare the two paths; dm_sha256_accelerated() tells which one the other
- * functions use (1: SHA-NI, 0: portable).
+ * In test builds (-DDM_TESTING) dm_sha256_portable() always uses the portable
+ * implementation, so tests can compare the two paths; dm_sha256_accelerated()
+ * tells which one the other functions use (1: SHA-NI, 0: portable).
  *
  * Errors: none can occur. Locking: none (the context is the caller's); the
  * one-time choice of implementation is thread-safe and needs no lock.
@@ -31,8 +31,10 @@ void dm_sha256_update(dm_sha256_t *c, const void *data, size_t n);
 void dm_sha256_final(dm_sha256_t *c, uint8_t out[32]);
 void dm_sha256(const void *data, size_t n, uint8_t out[32]);
 
-/* The portable implementation alone (for tests), and which one runs. */
+#ifdef DM_TESTING
+/* The portable implementation alone, and which one runs. */
 void dm_sha256_portable(const void *data, size_t n, uint8_t out[32]);
 int dm_sha256_accelerated(void);
+#endif
 
 #endif

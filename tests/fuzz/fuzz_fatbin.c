@@ -1,5 +1,5 @@
 /*
- * fuzz_fatbin.c — libFuzzer target for the fatbin reader (mk/relink.mk:
+ * fuzz_fatbin.c — libFuzzer target for the fatbin reader (mk/interpose_image_relink.mk:
  * `make fuzz`, corpus replay in `make check`).
  *
  * The input is handed to every reader the shim uses on untrusted images:

@@ -1,7 +1,7 @@
 /*
  * relink_test_util.h — helpers shared by the relink host tests: read a
  * generated fixture into an exactly-sized heap buffer (so ASan catches any
- * read past its end). FIXTURE_DIR is set by mk/relink.mk.
+ * read past its end). FIXTURE_DIR is set by mk/interpose_image_relink.mk.
  */
 #ifndef DM_RELINK_TEST_UTIL_H
 #define DM_RELINK_TEST_UTIL_H

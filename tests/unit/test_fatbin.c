@@ -1,6 +1,6 @@
 /*
  * test_fatbin.c — the fatbin reader and decompression on images nvcc built
- * (mk/relink.mk: compressed with zstd and LZ4, uncompressed, several archs,
+ * (mk/interpose_image_relink.mk: compressed with zstd and LZ4, uncompressed, several archs,
  * PTX-only, ELF-only) and on truncated and corrupted copies of them: clean
  * errors, no crash, no read out of bounds (this test is also built with
  * -fsanitize=address,undefined).

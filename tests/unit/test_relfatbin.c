@@ -1,6 +1,6 @@
 /*
  * test_relfatbin.c — the relocatable code of -rdc images (relfatbin.h) on
- * images and objects nvcc built (mk/relink.mk): the section found in a shared
+ * images and objects nvcc built (mk/interpose_image_relink.mk): the section found in a shared
  * library and in objects, the input chosen per unit and device arch
  * (relocatable SASS of the arch, else PTX, else unusable or LTO only), the
  * device-runtime decision, the kernel coverage check, the loaded file found

@@ -168,7 +168,7 @@ static void test_relink_and_cache(void **state)
     assert_int_equal(fake_links, links0 + 1);
 }
 
-/* The digest of devmalloc's PTX that the build embeds (mk/relink.mk, the
+/* The digest of devmalloc's PTX that the build embeds (mk/interpose_image_relink.mk, the
  * cache key's part) is the digest of the PTX the shim embeds. */
 extern const char dm_devmalloc_ptx[];
 extern const unsigned char dm_devmalloc_ptx_sha256[32];

@@ -82,8 +82,10 @@ __device__ __noinline__ int *level_bottom(int n, int seed) {
   if (p) for (int i = 0; i < n; i++) p[i] = seed + i;
   return p;
 }
+// clang-format off
 LEVEL(8, level_bottom) LEVEL(7, level8) LEVEL(6, level7) LEVEL(5, level6)
 LEVEL(4, level5) LEVEL(3, level4) LEVEL(2, level3) LEVEL(1, level2)
+// clang-format on
 typedef int *(*chain_t)(int, int);
 __device__ chain_t d_chains[3] = {level1, level3, level5};
 

@@ -1,3 +1,3 @@
 // shim_driver_kernels.cu — kernels for the Driver API route, device-linked
-// with devmalloc into a cubin (mk/interpose.mk) and loaded by shim_driver.
+// with devmalloc into a cubin (mk/interpose_driver.mk) and loaded by shim_driver.
 #include "shim_kernel.cuh"

@@ -1,4 +1,4 @@
-# mk/gpu_device.mk — the device module's GPU test programs (built here, run on
+# mk/device_gpu.mk — the device module's GPU test programs (built here, run on
 # a GPU machine by tests/gpu/cases/1*_device_*.sh).
 
 GPU_PROG_DIR := $(BUILD)/gpu

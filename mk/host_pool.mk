@@ -1,5 +1,5 @@
-# mk/pool.mk — the MAM host pool (host/pool/: the pool and its cuMemAlloc hooks),
-# its host tests, GPU test program and benchmark.
+# mk/host_pool.mk — the MAM host pool (host/pool/: the pool and its
+# cuMemAlloc hooks), its host tests, GPU test program and benchmark.
 #
 #   $(BUILD)/libdevmalloc_pool.a   static PIC archive for the shim (needs -ldl -lpthread)
 #   $(BUILD)/pool/test_pool_*      host tests (CHECK_BINS; no GPU)

@@ -1,5 +1,6 @@
-# mk/interpose.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so,
-# its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
+# mk/interpose_driver.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so
+# (interpose/driver/, with interpose/observe/ and interpose/options/), the
+# CLI, its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
 #
 # The shim links, all static and hidden (-Wl,--exclude-libs,ALL + a version
 # script exporting only cu* hooks and dlsym):
@@ -88,11 +89,17 @@ INSTALL_STEPS += install -m 755 $(SHIM) $(DESTDIR)$(PREFIX)/lib/ ; \
 
 # ---- host tests (cmocka, no GPU) ----
 SHIM_TDIR := $(SHIM_DIR)/tests
-# Everything but parts.o (tests bring fakes of the parts: shim_fake.h).
+# Everything but parts.o (tests bring fakes of the parts: shim_fake.h), with
+# the objects that have test hooks built again with them (-DDM_TESTING: the
+# shim carries none).
 SHIM_TEST_LIB := $(SHIM_TDIR)/libshim_test.a
-$(SHIM_TEST_LIB): $(filter-out $(SHIM_DIR)/parts.o,$(SHIM_OBJS)) | $(SHIM_TDIR)/.dir
+SHIM_HOOKED   := ctxtab.o owners.o
+$(SHIM_TDIR)/%.o: interpose/driver/%.c $(SHIM_HDRS) | $(SHIM_TDIR)/.dir
+	$(CC) $(SHIM_CFLAGS) -DDM_TESTING -c $< -o $@
+$(SHIM_TEST_LIB): $(filter-out $(addprefix $(SHIM_DIR)/,parts.o $(SHIM_HOOKED)),$(SHIM_OBJS)) \
+    $(addprefix $(SHIM_TDIR)/,$(SHIM_HOOKED)) | $(SHIM_TDIR)/.dir
 	rm -f $@ && ar rcs $@ $^
-SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -fvisibility=default \
+SHIM_TEST_CFLAGS := $(SHIM_CFLAGS) -DDM_TESTING -fvisibility=default \
                     -DCUDA_STUB_LIB='"$(CUDA_STUBS)/libcuda.so"' -DSHIM_SO='"$(abspath $(SHIM))"'
 # A program's registration of a fatbin, as nvcc emits it (the fatbin search).
 FX_REGISTERED_FATBIN := $(BUILD)/relink/fixtures/malloc_default.fatbin
@@ -130,6 +137,12 @@ CHECK_BINS += $(SHIM_TEST_BINS)
 $(SHIM_TDIR)/check_observe_formats: $(SHIM_TDIR)/test_observe
 	printf '#!/bin/sh\nset -e\nDEVMALLOC_STATS=csv DEVMALLOC_NVTX=0 %s\nDEVMALLOC_STATS=1 %s\n' $< $< > $@ && chmod +x $@
 CHECK_BINS += $(SHIM_TDIR)/check_observe_formats
+
+# The products carry no test hooks (they are compiled only with -DDM_TESTING).
+$(BUILD)/tests/check_no_test_hooks: tests/unit/check_no_test_hooks.sh $(SHIM) $(RELINK_LIB) $(HOST_LIB) $(POOL_LIB) \
+    $(BUILD)/devmalloc-inspect | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s %s\n' $< "$(SHIM) $(RELINK_LIB) $(HOST_LIB) $(POOL_LIB) $(BUILD)/devmalloc-inspect" >$@ && chmod +x $@
+CHECK_BINS += $(BUILD)/tests/check_no_test_hooks
 
 # ---- GPU test programs (built here, run by tests/gpu/cases/50_shim_*.sh) ----
 SHIM_GPU := $(BUILD)/gpu/shim
@@ -174,7 +187,7 @@ CHECK_BINS += $(ITP_DIR)/check_interposers
 GPU_BINS += $(ITP_DIR)/lazy_malloc.so    # tests/gpu/cases/52_shim_coexist.sh
 
 # ---- the CLI and the GPU scripts on a machine without a GPU ----
-$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env $(BUILD)/devmalloc-inspect \
+$(BUILD)/tests/check_cli: tests/unit/check_cli.sh $(BUILD)/devmalloc $(BUILD)/devmalloc-check-env $(BUILD)/devmalloc-inspect $(SHIM) \
     $(BUILD)/bench/ab_stock bench/run.sh bench/plot_pool.py tests/gpu/run.sh tools/need-gpu.sh \
     | $(BUILD)/tests/.dir
 	printf '#!/bin/sh\nexec bash %s %s\n' $< $(BUILD) > $@ && chmod +x $@

@@ -1,5 +1,5 @@
-# mk/host.mk — the host runtime (host/heap/): build/libdevmalloc.a (PIC, for the shim and
-# static links) and build/libdevmalloc.so, with heaps that grow: the host's
+# mk/host_heap.mk — the host runtime (host/heap/): build/libdevmalloc.a (PIC,
+# for the shim and static links) and build/libdevmalloc.so, with heaps that grow: the host's
 # service thread and trim (host/heap/grower.c, growth.c) and the trim kernel,
 # tested for real against an mprotect fake driver (tests/unit/test_grow.c, also
 # under ThreadSanitizer and the chaos switch) and end to end against a fake
@@ -43,7 +43,7 @@ CHECK_BINS += $(BUILD)/tests/test_heap_sizes
 $(BUILD)/host/trim_kernel.fatbin: device/trim_kernel.cu $(DEVICE_CORE_SRCS) device/*.h | $(BUILD)/host/.dir
 	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -fatbin $(NVCC_GENCODE) $< -o $@
 $(BUILD)/host/trim_fatbin.c: $(BUILD)/host/trim_kernel.fatbin
-	{ echo '/* generated from device/trim_kernel.cu by mk/host.mk */'; \
+	{ echo '/* generated from device/trim_kernel.cu by mk/host_heap.mk */'; \
 	  echo 'const unsigned char dm_trim_fatbin[] __attribute__((aligned(8))) = {'; \
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp && mv $@.tmp $@
 $(BUILD)/host/trim_fatbin.o: $(BUILD)/host/trim_fatbin.c
@@ -67,6 +67,6 @@ $(BUILD)/tests/test_growth_fake: tests/unit/test_growth_fake.c $(HOST_LIB) $(COR
 CHECK_BINS += $(BUILD)/tests/test_growth_fake
 
 # test_grow again with the chaos switch (yields at the allocator's racy points)
-$(BUILD)/tests/test_grow_chaos: tests/unit/test_grow.c $(GROWER_SRCS) $(GROWER_HDRS) $(CORE_SRCS) device/*.h | $(BUILD)/tests/.dir
-	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -Ihost/heap $< $(GROWER_SRCS) $(CORE_SRCS) -o $@ -lcmocka -lpthread
+$(BUILD)/tests/test_grow_chaos: tests/unit/test_grow.c $(GROWER_SRCS) $(GROWER_HDRS) $(CORE_CHAOS_OBJS) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -Ihost/heap $< $(GROWER_SRCS) $(CORE_CHAOS_OBJS) -o $@ -lcmocka -lpthread
 CHECK_BINS += $(BUILD)/tests/test_grow_chaos

@@ -1,7 +1,7 @@
-# mk/relink.mk — load-time re-link of unmodified binaries: the image readers
-# (interpose/image/: fatbin, cubin, PTX, decompression), the JIT link and its
-# cache (interpose/relink/), the devmalloc-inspect tool, host tests, the fuzz
-# targets and the GPU case programs.
+# mk/interpose_image_relink.mk — load-time re-link of unmodified binaries:
+# the image readers (interpose/image/: fatbin, cubin, PTX, decompression),
+# the JIT link and its cache (interpose/relink/), the devmalloc-inspect tool,
+# host tests, the fuzz targets and the GPU case programs.
 #
 # Products
 #   $(BUILD)/libdevmalloc_relink.a   static PIC archive the shim links, with
@@ -36,6 +36,7 @@ DM_CODE_OBJS := $(RELINK_DIR)/devmalloc_ptx.o $(RELINK_DIR)/devmalloc_sass.o
 
 RELINK_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_SRCS))) $(DM_CODE_OBJS)
 RELINK_READER_OBJS := $(patsubst %.c,$(RELINK_DIR)/%.o,$(notdir $(RELINK_READER_SRCS)))
+# The sanitized reader is for tests only: built with their hooks (-DDM_TESTING).
 RELINK_ASAN_OBJS := $(patsubst %.c,$(RELINK_DIR)/asan/%.o,$(notdir $(RELINK_READER_SRCS)))
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -43,7 +44,7 @@ define RELINK_RULES
 $$(RELINK_DIR)/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/.dir
 	$$(CC) $$(RELINK_CFLAGS) -c $$< -o $$@
 $$(RELINK_DIR)/asan/%.o: $(1)/%.c $$(RELINK_HDRS) | $$(RELINK_DIR)/asan/.dir
-	$$(CC) $$(RELINK_CFLAGS) -O1 $$(SAN_FLAGS) -c $$< -o $$@
+	$$(CC) $$(RELINK_CFLAGS) -DDM_TESTING -O1 $$(SAN_FLAGS) -c $$< -o $$@
 endef
 $(foreach d,interpose/image interpose/relink,$(eval $(call RELINK_RULES,$(d))))
 $(RELINK_DIR)/devmalloc_ptx.o: interpose/relink/devmalloc_ptx.S $(DM_PTX) | $(RELINK_DIR)/.dir
@@ -130,7 +131,7 @@ $(FX)/rdc_ptx.o: $(FX_SRC)/fx_rdc_b.cu | $(FX)/.dir
 
 # ---- host tests ----
 RELINK_TDIR := $(RELINK_DIR)/tests
-RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DFIXTURE_DIR='"$(FX)"'
+RELINK_TEST_CFLAGS := $(RELINK_CFLAGS) -DDM_TESTING -DFIXTURE_DIR='"$(FX)"'
 
 $(RELINK_TDIR)/test_fatbin: tests/unit/test_fatbin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader.a $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_DIR)/libreader.a -lcmocka $(RELINK_LDLIBS)
@@ -180,9 +181,19 @@ FUZZ_SRCS_wrapper := $(SCAN_SRCS) $(RELINK_READER_SRCS)
 FUZZ_SRCS_relink := $(SCAN_SRCS) $(RELINK_SRCS) $(OPTIONS_SRCS) $(DM_CODE_OBJS)
 FUZZ_SRCS_cache_entry := interpose/relink/cache.c interpose/relink/cache_dir.c interpose/relink/sha256.c \
                          interpose/relink/crc32c.c
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/guarded.h tests/unit/fake_jit.h $(wildcard $(SHIM_FOLDERS:%=%/*.c)) \
-    $(RELINK_HDRS) $(SHIM_HDRS) $(DM_CODE_OBJS) | $(FUZZ_DIR)/.dir
-	$(FUZZ_CC) $(FUZZ_FLAGS) $< $(FUZZ_SRCS_$*) -o $@ $(RELINK_LDLIBS) -lm
+# Each source is compiled once for all the targets that link it.
+FUZZ_OBJS = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(notdir $(filter %.c,$(1)))) $(filter %.o,$(1))
+define FUZZ_OBJ_RULE
+$$(FUZZ_DIR)/obj/%.o: $(1)/%.c $$(RELINK_HDRS) $$(SHIM_HDRS) | $$(FUZZ_DIR)/obj/.dir
+	$$(FUZZ_CC) $$(FUZZ_FLAGS) -c $$< -o $$@
+endef
+$(foreach d,interpose/image interpose/relink interpose/options,$(eval $(call FUZZ_OBJ_RULE,$(d))))
+define FUZZ_BIN_RULE
+$$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/guarded.h tests/unit/fake_jit.h \
+    $$(RELINK_HDRS) $$(SHIM_HDRS) $$(call FUZZ_OBJS,$$(FUZZ_SRCS_$(1))) | $$(FUZZ_DIR)/.dir
+	$$(FUZZ_CC) $$(FUZZ_FLAGS) $$< $$(call FUZZ_OBJS,$$(FUZZ_SRCS_$(1))) -o $$@ $$(RELINK_LDLIBS) -lm
+endef
+$(foreach t,$(FUZZ_TARGETS),$(eval $(call FUZZ_BIN_RULE,$(t))))
 $(FUZZ_DIR)/corpus/.stamp: $(FIXTURES) $(wildcard tests/fuzz/seeds/*) | $(FUZZ_DIR)/.dir
 	mkdir -p $(dir $@) && cp $(FX_FATBINS) $(FX_CUBINS) $(FX)/stub_devmalloc.ptx $(dir $@) && \
 	  cp tests/fuzz/seeds/* $(dir $@) 2>/dev/null; touch $@

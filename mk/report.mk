@@ -1,6 +1,6 @@
-# mk/observe.mk — `devmalloc report` (tools/devmalloc_report.py: heap trace
+# mk/report.mk — `devmalloc report` (tools/devmalloc_report.py: heap trace
 # summary and PNG plots) and its host check. The shim's stats/trace/NVTX
-# code and its test are in mk/interpose.mk.
+# code and its test are in mk/interpose_driver.mk.
 
 OBS_CHECK := $(BUILD)/tests/check_report
 $(OBS_CHECK): tests/unit/check_report.sh tools/devmalloc tools/devmalloc_report.py \
