@@ -20,7 +20,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
-#include "../interpose/options/opt_parse.h"   /* the project's one size syntax */
+#include "../interpose/options/opt_parse.h" /* the project's one size syntax */
 #ifdef DM_BENCH_DEVMALLOC
 #include "devmalloc_cuda.h"
 static const char *variant = "devmalloc";
@@ -28,14 +28,13 @@ static const char *variant = "devmalloc";
 static const char *variant = "stock";
 #endif
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      fprintf(stderr, "ab_bench(%s): %s at %s:%d\n", variant, cudaGetErrorString(e_), __FILE__, \
-              __LINE__);                                                                       \
-      exit(3);                                                                                 \
-    }                                                                                          \
+#define CK(x)                                                                                              \
+  do {                                                                                                     \
+    cudaError_t e_ = (x);                                                                                  \
+    if (e_ != cudaSuccess) {                                                                               \
+      fprintf(stderr, "ab_bench(%s): %s at %s:%d\n", variant, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      exit(3);                                                                                             \
+    }                                                                                                      \
   } while (0)
 
 struct opts_t {
@@ -46,10 +45,10 @@ struct opts_t {
   std::string workloads = "sizes,scaling,mixed,divergent,churn,graph,util,init";
   std::vector<size_t> sizes;
   std::vector<size_t> size_threads; /* per --sizes entry: SIZE:THREADS, 0 = not given */
-  bool shim_heap = false; /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
-  bool grow = false;      /* devmalloc variant: a heap that grows (64 MiB at first, --heap at most) */
-  bool dense = false;     /* devmalloc variant: DEVMALLOC_DENSE (two 16 B blocks per 32-byte sector) */
-  bool first = false;     /* a row for each size's first kernel (its pilot): time and NULLs */
+  bool shim_heap = false;           /* devmalloc variant under the LD_PRELOAD shim: it makes the heap */
+  bool grow = false;       /* devmalloc variant: a heap that grows (64 MiB at first, --heap at most) */
+  bool dense = false;      /* devmalloc variant: DEVMALLOC_DENSE (two 16 B blocks per 32-byte sector) */
+  bool first = false;      /* a row for each size's first kernel (its pilot): time and NULLs */
   size_t grow_initial = 0; /* --grow: mapped at first (0: the runtime's default, 64 MiB) */
   size_t grow_step = 0;    /* --grow: mapping unit (0: the runtime's default) */
 };
@@ -57,7 +56,11 @@ static opts_t O;
 
 /* ---------------------------------------------------------- kernels --- */
 __device__ __forceinline__ uint32_t hash32(uint32_t x) {
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return x;
 }
 __device__ __forceinline__ size_t gtid() { return blockIdx.x * (size_t)blockDim.x + threadIdx.x; }
@@ -77,7 +80,10 @@ __global__ void k_pair(size_t n, size_t size, unsigned long long *fails) {
   size_t i = gtid();
   if (i >= n) return;
   void *p = malloc(size);
-  if (!p) { atomicAdd(fails, 1ull); return; }
+  if (!p) {
+    atomicAdd(fails, 1ull);
+    return;
+  }
   *(volatile uint32_t *)p = (uint32_t)i;
   free(p);
 }
@@ -143,17 +149,26 @@ __device__ __forceinline__ unsigned long long globaltimer_ns() {
   return t;
 }
 /* allocate until NULL (or the deadline: next[2] is set then); slots get every block */
-__global__ void k_fill(void **slots, unsigned long long cap, unsigned long long *next, size_t size,
-                       int mixed, unsigned long long deadline_ns) {
+__global__ void k_fill(void **slots, unsigned long long cap, unsigned long long *next, size_t size, int mixed,
+                       unsigned long long deadline_ns) {
   uint32_t r = hash32((uint32_t)gtid() + 17u);
   for (;;) {
-    if (globaltimer_ns() > deadline_ns) { next[2] = 1; return; }
+    if (globaltimer_ns() > deadline_ns) {
+      next[2] = 1;
+      return;
+    }
     size_t s = size;
-    if (mixed) { r = hash32(r); s = 16 + r % 4081; }
+    if (mixed) {
+      r = hash32(r);
+      s = 16 + r % 4081;
+    }
     void *p = malloc(s);
     if (!p) return;
     unsigned long long i = atomicAdd(next, 1ull);
-    if (i >= cap) { free(p); return; }
+    if (i >= cap) {
+      free(p);
+      return;
+    }
     slots[i] = p;
     atomicAdd(next + 1, (unsigned long long)s);
   }
@@ -171,8 +186,10 @@ __global__ void k_churn(size_t n, int rounds, unsigned long long *fails) {
     if (live[j]) free(live[j]);
     size_t s = 16 + (r >> 8) % 1009;
     live[j] = malloc(s);
-    if (live[j]) *(volatile uint32_t *)live[j] = r;
-    else atomicAdd(fails, 1ull);
+    if (live[j])
+      *(volatile uint32_t *)live[j] = r;
+    else
+      atomicAdd(fails, 1ull);
   }
   for (int j = 0; j < 8; j++) free(live[j]);
 }
@@ -182,12 +199,18 @@ __global__ void k_graph(size_t n, int edges, unsigned long long *fails, unsigned
   if (v >= n) return;
   uint32_t cap = 2, len = 0;
   uint32_t *adj = (uint32_t *)malloc(cap * sizeof(uint32_t));
-  if (!adj) { atomicAdd(fails, 1ull); return; }
+  if (!adj) {
+    atomicAdd(fails, 1ull);
+    return;
+  }
   uint32_t r = hash32((uint32_t)v);
   for (int e = 0; e < edges; e++) {
     if (len == cap) {
       uint32_t *bigger = (uint32_t *)malloc(2 * cap * sizeof(uint32_t));
-      if (!bigger) { atomicAdd(fails, 1ull); break; }
+      if (!bigger) {
+        atomicAdd(fails, 1ull);
+        break;
+      }
       for (uint32_t k = 0; k < len; k++) bigger[k] = adj[k];
       free(adj);
       adj = bigger;
@@ -207,8 +230,8 @@ static cudaEvent_t ev0, ev1;
 static unsigned long long *dctr; /* device counters */
 static unsigned blocks(size_t n) { return (unsigned)((n + 255) / 256); }
 
-static void row(const char *wl, size_t size, size_t threads, const char *kernel, double ms,
-                double ops, unsigned long long fails, const char *note = "") {
+static void row(const char *wl, size_t size, size_t threads, const char *kernel, double ms, double ops,
+                unsigned long long fails, const char *note = "") {
   printf("%s,%s,%zu,%zu,%s,%.4f,%.3f,%llu,%s\n", variant, wl, size, threads, kernel, ms,
          ms > 0 ? ops / (ms * 1e3) : 0.0, fails, note);
   fflush(stdout);
@@ -347,7 +370,11 @@ static void wl_limit() {
       float a = timed([&] { k_limit_alloc<<<blocks(n), 256>>>(p, n, size); });
       float f = timed([&] { k_limit_free<<<blocks(n), 256>>>(p, n); });
       float q = timed([&] { k_limit_pair<<<blocks(n), 256>>>(n, size); });
-      if (r) { ta.push_back(a); tf.push_back(f); tp.push_back(q); }
+      if (r) {
+        ta.push_back(a);
+        tf.push_back(f);
+        tp.push_back(q);
+      }
     }
     row("limit", size, n, "alloc", median(ta), (double)n, 0, "");
     row("limit", size, n, "free", median(tf), (double)n, 0, "");
@@ -363,23 +390,33 @@ static void wl_scaling() {
 static void two_phase(const char *wl, size_t size, size_t n, bool mixed) {
   void **p = ptrs(n);
   char note[64] = "";
-  n = capped(n, [&](size_t m) {
-    if (mixed) k_alloc_mixed<<<blocks(m), 256>>>(p, m, 7u);
-    else k_alloc_half<<<blocks(m), 256>>>(p, m, size, 7u);
-    k_free<<<blocks(m), 256>>>(p, m);
-  }, note, sizeof note);
+  n = capped(
+      n,
+      [&](size_t m) {
+        if (mixed)
+          k_alloc_mixed<<<blocks(m), 256>>>(p, m, 7u);
+        else
+          k_alloc_half<<<blocks(m), 256>>>(p, m, size, 7u);
+        k_free<<<blocks(m), 256>>>(p, m);
+      },
+      note, sizeof note);
   std::vector<float> ta, tf;
   unsigned long long allocated = 0;
   for (int r = 0; r <= O.reps; r++) { /* r == 0: warm-up */
     float a = timed([&] {
-      if (mixed) k_alloc_mixed<<<blocks(n), 256>>>(p, n, 1234u + r);
-      else k_alloc_half<<<blocks(n), 256>>>(p, n, size, 99u + r);
+      if (mixed)
+        k_alloc_mixed<<<blocks(n), 256>>>(p, n, 1234u + r);
+      else
+        k_alloc_half<<<blocks(n), 256>>>(p, n, size, 99u + r);
     });
     zero_ctrs();
     k_count_null<<<blocks(n), 256>>>(p, n, dctr);
     allocated = n - read_ctr(0);
     float f = timed([&] { k_free<<<blocks(n), 256>>>(p, n); });
-    if (r) { ta.push_back(a); tf.push_back(f); }
+    if (r) {
+      ta.push_back(a);
+      tf.push_back(f);
+    }
   }
   /* Divergent: about half the lanes ask, so NULLs are not counted as failures. */
   row(wl, size, n, "alloc", median(ta), (double)allocated, mixed ? n - allocated : 0, note);
@@ -395,7 +432,8 @@ static void wl_churn() {
   size_t n = std::min<size_t>(O.threads, O.heap / 2 / (8 * 1024));
   int rounds = 16;
   char note[96] = "";
-  n = capped(n, [&](size_t m) { k_churn<<<blocks(m), 256>>>(m, rounds, dctr); }, note, sizeof note);
+  n = capped(
+      n, [&](size_t m) { k_churn<<<blocks(m), 256>>>(m, rounds, dctr); }, note, sizeof note);
   std::vector<float> t;
   unsigned long long fails = 0;
   for (int r = 0; r <= O.reps; r++) {
@@ -414,8 +452,8 @@ static void wl_graph() {
   size_t n = std::min<size_t>(O.threads / 4, O.heap / 2 / 4096);
   int edges = 256;
   char note[96] = "";
-  n = capped(n, [&](size_t m) { k_graph<<<blocks(m), 256>>>(m, edges, dctr, dctr + 1); }, note,
-             sizeof note);
+  n = capped(
+      n, [&](size_t m) { k_graph<<<blocks(m), 256>>>(m, edges, dctr, dctr + 1); }, note, sizeof note);
   std::vector<float> t;
   unsigned long long fails = 0;
   for (int r = 0; r <= O.reps; r++) {
@@ -448,8 +486,10 @@ static void wl_firstpass() {
     void **p = ptrs(n);
     auto alloc = [&](size_t m, uint32_t seed) {
       unsigned g = m ? blocks(m) : 1;
-      if (s) k_alloc<<<g, 256>>>(p, m, s);
-      else k_alloc_mixed<<<g, 256>>>(p, m, seed);
+      if (s)
+        k_alloc<<<g, 256>>>(p, m, s);
+      else
+        k_alloc_mixed<<<g, 256>>>(p, m, seed);
     };
     alloc(0, 0);
     CK(cudaDeviceSynchronize());
@@ -460,8 +500,10 @@ static void wl_firstpass() {
       zero_ctrs();
       k_count_null<<<blocks(n), 256>>>(p, n, dctr);
       unsigned long long f = read_ctr(0);
-      if (r == 0) first_fails = f;
-      else fails = std::max(fails, f);
+      if (r == 0)
+        first_fails = f;
+      else
+        fails = std::max(fails, f);
       if (r == 1) second_fails = f;
       k_free<<<blocks(n), 256>>>(p, n);
       CK(cudaDeviceSynchronize());
@@ -517,24 +559,24 @@ static void wl_util() {
 }
 
 static void usage() {
-  fprintf(stderr,
-          "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
-          "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
-          "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]] [--dense] [--first]\n"
-          "--first: a row (kernel \"first\") for each size's first, untimed-before kernel: its time\n"
-          "         and its NULLs (in a process of its own it meets an empty heap)\n"
-          "--dense: (devmalloc) dense small blocks, two 16 B blocks per 32-byte sector\n"
-          "--grow: (devmalloc) a heap that grows from 64 MiB (--grow-initial) up to --heap\n"
-          "        instead of a fixed one (the variant is then named devmalloc-grow)\n"
-          "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
-          "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
-          "--sizes 1K:32K: 1 KiB with 32768 threads as given (default: --threads, at\n"
-          "             most half the heap); with util, the fills to run ('mixed':\n"
-          "             16..4096 B)\n"
-          "--variant-name NAME: the label of the first CSV column (default stock/devmalloc)\n"
-          "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init,limit (a per-warp bump\n"
-          "           allocator and a no-op free: the ceiling on these shapes); or firstpass\n"
-          "           alone (the first alloc kernel on a fresh heap vs the next passes)\n");
+  fprintf(stderr, "usage: ab_bench [--heap BYTES] [--threads N] [--reps R] [--max-seconds S]\n"
+                  "                [--workloads list] [--sizes s1[:threads1],s2,...] [--shim-heap]\n"
+                  "                [--variant-name NAME] [--grow [--grow-initial B] [--grow-step B]] "
+                  "[--dense] [--first]\n"
+                  "--first: a row (kernel \"first\") for each size's first, untimed-before kernel: its time\n"
+                  "         and its NULLs (in a process of its own it meets an empty heap)\n"
+                  "--dense: (devmalloc) dense small blocks, two 16 B blocks per 32-byte sector\n"
+                  "--grow: (devmalloc) a heap that grows from 64 MiB (--grow-initial) up to --heap\n"
+                  "        instead of a fixed one (the variant is then named devmalloc-grow)\n"
+                  "--shim-heap: run under libdevmalloc_preload.so, which creates the heap (sized by\n"
+                  "             cudaDeviceSetLimit) at the first launch; e.g. to write a trace\n"
+                  "--sizes 1K:32K: 1 KiB with 32768 threads as given (default: --threads, at\n"
+                  "             most half the heap); with util, the fills to run ('mixed':\n"
+                  "             16..4096 B)\n"
+                  "--variant-name NAME: the label of the first CSV column (default stock/devmalloc)\n"
+                  "workloads: sizes,scaling,mixed,divergent,churn,graph,util,init,limit (a per-warp bump\n"
+                  "           allocator and a no-op free: the ceiling on these shapes); or firstpass\n"
+                  "           alone (the first alloc kernel on a fresh heap vs the next passes)\n");
   exit(2);
 }
 
@@ -551,19 +593,34 @@ static size_t parse_bytes(const char *s) {
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    auto next = [&]() -> const char * { if (i + 1 >= argc) usage(); return argv[++i]; };
-    if (a == "--heap") O.heap = parse_bytes(next());
-    else if (a == "--threads") O.threads = parse_bytes(next());
-    else if (a == "--reps") O.reps = atoi(next());
-    else if (a == "--max-seconds") O.max_seconds = atof(next());
-    else if (a == "--workloads") O.workloads = next();
-    else if (a == "--shim-heap") O.shim_heap = true;
-    else if (a == "--variant-name") variant = next();
-    else if (a == "--grow") O.grow = true;
-    else if (a == "--dense") O.dense = true;
-    else if (a == "--first") O.first = true;
-    else if (a == "--grow-initial") O.grow_initial = parse_bytes(next());
-    else if (a == "--grow-step") O.grow_step = parse_bytes(next());
+    auto next = [&]() -> const char * {
+      if (i + 1 >= argc) usage();
+      return argv[++i];
+    };
+    if (a == "--heap")
+      O.heap = parse_bytes(next());
+    else if (a == "--threads")
+      O.threads = parse_bytes(next());
+    else if (a == "--reps")
+      O.reps = atoi(next());
+    else if (a == "--max-seconds")
+      O.max_seconds = atof(next());
+    else if (a == "--workloads")
+      O.workloads = next();
+    else if (a == "--shim-heap")
+      O.shim_heap = true;
+    else if (a == "--variant-name")
+      variant = next();
+    else if (a == "--grow")
+      O.grow = true;
+    else if (a == "--dense")
+      O.dense = true;
+    else if (a == "--first")
+      O.first = true;
+    else if (a == "--grow-initial")
+      O.grow_initial = parse_bytes(next());
+    else if (a == "--grow-step")
+      O.grow_step = parse_bytes(next());
     else if (a == "--sizes") {
       std::string l = next();
       for (size_t p = 0; p < l.size();) {
@@ -575,10 +632,13 @@ int main(int argc, char **argv) {
         O.size_threads.push_back(c == std::string::npos ? 0 : parse_bytes(e.substr(c + 1).c_str()));
         p = q == std::string::npos ? l.size() : q + 1;
       }
-    } else usage();
+    } else
+      usage();
   }
   if (O.reps < 1) O.reps = 1;
-  auto has = [](const char *w) { return ("," + O.workloads + ",").find("," + std::string(w) + ",") != std::string::npos; };
+  auto has = [](const char *w) {
+    return ("," + O.workloads + ",").find("," + std::string(w) + ",") != std::string::npos;
+  };
   bool firstpass = has("firstpass");
   if (firstpass && O.workloads != "firstpass") {
     fprintf(stderr, "ab_bench: firstpass runs alone (it needs a heap nothing has allocated from)\n");
@@ -602,14 +662,16 @@ int main(int argc, char **argv) {
    * limit (its heap appears at the first launch that uses malloc). */
   float init_ms = timed([&] {
 #ifdef DM_BENCH_DEVMALLOC
-    if (O.shim_heap) CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
+    if (O.shim_heap)
+      CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, O.heap));
     else if (O.grow) {
       devmalloc_grow_config_t g = {};
       g.max = O.heap;
       g.initial = O.grow_initial;
       g.step = O.grow_step;
       CK(devmalloc_cuda_init_growing(&g));
-    } else CK(devmalloc_cuda_init(O.heap));
+    } else
+      CK(devmalloc_cuda_init(O.heap));
     if (O.dense && !O.shim_heap && devmalloc_heap_set_dense(devmalloc_cuda_heap(), 1) != DEVMALLOC_OK) {
       fprintf(stderr, "ab_bench: --dense could not be set\n");
       exit(3);
@@ -619,7 +681,8 @@ int main(int argc, char **argv) {
 #endif
   });
   if (has("init")) row("init", O.heap, 0, "heap-setup", init_ms, 0, 0);
-  if (firstpass) wl_firstpass();
+  if (firstpass)
+    wl_firstpass();
   else {
     /* first launch that uses malloc (stock creates its heap here) */
     void **p = ptrs(1024);
@@ -642,7 +705,8 @@ int main(int argc, char **argv) {
   if (O.grow) { /* the size a fixed heap needs to compare with (bench/grow_ab.sh) */
     devmalloc_stats_t s;
     if (devmalloc_heap_stats(devmalloc_cuda_heap(), &s) == DEVMALLOC_OK)
-      fprintf(stderr, "ab_bench: heap that grows: mapped peak %llu bytes\n", (unsigned long long)s.mapped_peak);
+      fprintf(stderr, "ab_bench: heap that grows: mapped peak %llu bytes\n",
+              (unsigned long long)s.mapped_peak);
   }
 #endif
   return 0;

@@ -93,9 +93,8 @@ static void row(FILE *f, int a, uint64_t key, const char *op, uint64_t *v, size_
   uint64_t p50 = v[n / 2], p99 = v[(size_t)((double)(n - 1) * 0.99)];
   fprintf(f, "%s,%llu,%s,%zu,%llu,%llu,%.0f\n", a_name[a], (unsigned long long)key, op, n,
           (unsigned long long)p50, (unsigned long long)p99, mean);
-  printf("  %-12s %12llu %-10s p50 %10llu ns  p99 %10llu ns  mean %10.0f ns  (n=%zu)\n",
-         a_name[a], (unsigned long long)key, op, (unsigned long long)p50,
-         (unsigned long long)p99, mean, n);
+  printf("  %-12s %12llu %-10s p50 %10llu ns  p99 %10llu ns  mean %10.0f ns  (n=%zu)\n", a_name[a],
+         (unsigned long long)key, op, (unsigned long long)p50, (unsigned long long)p99, mean, n);
 }
 
 static void bench_sizes(FILE *f, int reps) {
@@ -112,11 +111,19 @@ static void bench_sizes(FILE *f, int reps) {
       for (int i = -3; i < r; i++) { /* 3 warm-up rounds */
         void *p = NULL;
         uint64_t t0 = now_ns();
-        if (do_alloc(a, &p, n)) { fprintf(stderr, "%s: alloc %zu failed\n", a_name[a], n); break; }
+        if (do_alloc(a, &p, n)) {
+          fprintf(stderr, "%s: alloc %zu failed\n", a_name[a], n);
+          break;
+        }
         uint64_t t1 = now_ns();
         do_free(a, p);
         uint64_t t2 = now_ns();
-        if (i >= 0) { ta[k] = t1 - t0; tf[k] = t2 - t1; tp[k] = t2 - t0; k++; }
+        if (i >= 0) {
+          ta[k] = t1 - t0;
+          tf[k] = t2 - t1;
+          tp[k] = t2 - t0;
+          k++;
+        }
       }
       if (a == A_ASYNC) cudaStreamSynchronize(g_stream);
       row(f, a, n, "alloc", ta, k);
@@ -124,7 +131,9 @@ static void bench_sizes(FILE *f, int reps) {
       row(f, a, n, "pair", tp, k);
     }
   }
-  free(ta); free(tf); free(tp);
+  free(ta);
+  free(tf);
+  free(tp);
 }
 
 static void bench_live(FILE *f, size_t max_live) {
@@ -152,7 +161,12 @@ static void bench_live(FILE *f, size_t max_live) {
         uint64_t s1 = now_ns();
         do_free(a, p);
         uint64_t s2 = now_ns();
-        if (i >= 0) { ta[k] = s1 - s0; tf[k] = s2 - s1; tp[k] = s2 - s0; k++; }
+        if (i >= 0) {
+          ta[k] = s1 - s0;
+          tf[k] = s2 - s1;
+          tp[k] = s2 - s0;
+          k++;
+        }
       }
       t0 = now_ns();
       for (size_t i = 0; i < got; i++) do_free(a, v[i]);
@@ -162,12 +176,12 @@ static void bench_live(FILE *f, size_t max_live) {
       row(f, a, live, "free", tf, k);
       row(f, a, live, "pair", tp, k);
       uint64_t mf = got ? fill / got : 0, md = got ? drain / got : 0;
-      fprintf(f, "%s,%zu,fill_mean,%zu,%llu,%llu,%llu\n", a_name[a], live, got,
-              (unsigned long long)mf, (unsigned long long)mf, (unsigned long long)mf);
-      fprintf(f, "%s,%zu,drain_mean,%zu,%llu,%llu,%llu\n", a_name[a], live, got,
-              (unsigned long long)md, (unsigned long long)md, (unsigned long long)md);
-      printf("  %-12s %12zu fill %llu ns/op, drain %llu ns/op\n", a_name[a], live,
-             (unsigned long long)mf, (unsigned long long)md);
+      fprintf(f, "%s,%zu,fill_mean,%zu,%llu,%llu,%llu\n", a_name[a], live, got, (unsigned long long)mf,
+              (unsigned long long)mf, (unsigned long long)mf);
+      fprintf(f, "%s,%zu,drain_mean,%zu,%llu,%llu,%llu\n", a_name[a], live, got, (unsigned long long)md,
+              (unsigned long long)md, (unsigned long long)md);
+      printf("  %-12s %12zu fill %llu ns/op, drain %llu ns/op\n", a_name[a], live, (unsigned long long)mf,
+             (unsigned long long)md);
     }
   }
   free(v);
@@ -182,15 +196,29 @@ int main(int argc, char **argv) {
   int reps = 200;
   size_t max_live = 1000000;
   for (int i = 2; i < argc; i++) {
-    if (!strcmp(argv[i], "--quick")) { reps = 20; max_live = 1000; }
-    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--max-live") && i + 1 < argc) max_live = strtoull(argv[++i], NULL, 0);
-    else if (!strcmp(argv[i], "--pool-bytes") && i + 1 < argc) g_pool_bytes = argv[++i];
-    else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
+    if (!strcmp(argv[i], "--quick")) {
+      reps = 20;
+      max_live = 1000;
+    } else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+      reps = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--max-live") && i + 1 < argc)
+      max_live = strtoull(argv[++i], NULL, 0);
+    else if (!strcmp(argv[i], "--pool-bytes") && i + 1 < argc)
+      g_pool_bytes = argv[++i];
+    else {
+      fprintf(stderr, "unknown argument %s\n", argv[i]);
+      return 2;
+    }
   }
   if (reps < 1) reps = 1;
-  if (mkdir(dir, 0755) && errno != EEXIST) { perror(dir); return 1; }
-  if (cudaFree(0) != cudaSuccess) { fprintf(stderr, "no CUDA device\n"); return 1; }
+  if (mkdir(dir, 0755) && errno != EEXIST) {
+    perror(dir);
+    return 1;
+  }
+  if (cudaFree(0) != cudaSuccess) {
+    fprintf(stderr, "no CUDA device\n");
+    return 1;
+  }
   cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking);
   cudaMemPool_t mp;
   int dev = 0;
@@ -208,8 +236,8 @@ int main(int argc, char **argv) {
   cudaDriverGetVersion(&drv);
   cudaRuntimeGetVersion(&rt);
   if (m) {
-    fprintf(m, "device %s\ndriver %d\nruntime %d\nreps %d\nmax_live %zu\npool_bytes %s\n",
-            prop.name, drv, rt, reps, max_live, g_pool_bytes);
+    fprintf(m, "device %s\ndriver %d\nruntime %d\nreps %d\nmax_live %zu\npool_bytes %s\n", prop.name, drv, rt,
+            reps, max_live, g_pool_bytes);
     fclose(m);
   }
 
@@ -217,24 +245,33 @@ int main(int argc, char **argv) {
   dm_pool_hooks_configure(g_pool_bytes, 1);
   void *p;
   uint64_t t0 = now_ns();
-  if (do_alloc(A_POOL, &p, 1)) { fprintf(stderr, "pool: first allocation failed\n"); return 1; }
+  if (do_alloc(A_POOL, &p, 1)) {
+    fprintf(stderr, "pool: first allocation failed\n");
+    return 1;
+  }
   uint64_t init = now_ns() - t0;
   do_free(A_POOL, p);
   printf("pool init (first chunk of %s): %.3f ms\n", g_pool_bytes, init / 1e6);
 
   snprintf(path, sizeof path, "%s/pool_sizes.csv", dir);
   FILE *f = fopen(path, "w");
-  if (!f) { perror(path); return 1; }
+  if (!f) {
+    perror(path);
+    return 1;
+  }
   fprintf(f, "allocator,size,op,reps,p50_ns,p99_ns,mean_ns\n");
-  fprintf(f, "pool,0,init,1,%llu,%llu,%llu\n", (unsigned long long)init,
-          (unsigned long long)init, (unsigned long long)init);
+  fprintf(f, "pool,0,init,1,%llu,%llu,%llu\n", (unsigned long long)init, (unsigned long long)init,
+          (unsigned long long)init);
   printf("== sizes\n");
   bench_sizes(f, reps);
   fclose(f);
 
   snprintf(path, sizeof path, "%s/pool_live.csv", dir);
   f = fopen(path, "w");
-  if (!f) { perror(path); return 1; }
+  if (!f) {
+    perror(path);
+    return 1;
+  }
   fprintf(f, "allocator,live,op,reps,p50_ns,p99_ns,mean_ns\n");
   printf("== live segments\n");
   bench_live(f, max_live);

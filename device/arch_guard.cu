@@ -15,7 +15,10 @@
 #if defined(__CUDA_ARCH__)
 extern "C" __device__ void devmalloc_needs_sm_80_or_newer__remove_older_archs_from_this_link(void);
 #define DM_GUARD() devmalloc_needs_sm_80_or_newer__remove_older_archs_from_this_link()
-extern "C" __device__ void *malloc(size_t size) throw() { DM_GUARD(); return NULL; }
+extern "C" __device__ void *malloc(size_t size) throw() {
+  DM_GUARD();
+  return NULL;
+}
 extern "C" __device__ void free(void *p) throw() { DM_GUARD(); }
 extern "C" __device__ void *__nv_aligned_device_malloc_impl(size_t size, size_t align) {
   DM_GUARD();

@@ -384,7 +384,8 @@ DM_COLD uint64_t dm_buddy_claim_at(dm_buddy_t *b, uint32_t order, uint64_t off) 
   for (;;) { /* the free block holding n: nodes under a free block are BUSY */
     uint32_t s = dm_load32(&b->state[i]);
     if (s == DM_NODE_AVAIL) break;
-    if ((s & DM_NODE_SPLIT) || s == DM_NODE_CACHED || i == 1) return 0; /* allocated or cached, or part of it is */
+    if ((s & DM_NODE_SPLIT) || s == DM_NODE_CACHED || i == 1)
+      return 0; /* allocated or cached, or part of it is */
     i >>= 1;
   }
   uint32_t h = node_order(b, i);

@@ -33,8 +33,8 @@ typedef struct {
 } report_t;
 
 static void fail(report_t *r, const char *msg, uint64_t node) {
-  if (r->errors++ == 0 && r->why) snprintf(r->why, r->whylen, "%s (node %llu)", msg,
-                                           (unsigned long long)node);
+  if (r->errors++ == 0 && r->why)
+    snprintf(r->why, r->whylen, "%s (node %llu)", msg, (unsigned long long)node);
 }
 
 static uint32_t order_of_node(const dm_buddy_t *b, uint64_t i) {
@@ -78,9 +78,12 @@ static void check_node(const dm_buddy_t *b, uint64_t i, walk_t *k, report_t *r) 
   if (s == DM_NODE_AVAIL) k->count[order]++;
   if (s == DM_NODE_CACHED) {
     uint64_t chunk = rank_of_node(i) << (order + DM_LEAF_SHIFT) >> DM_CHUNK_SHIFT;
-    if (order == DM_CHUNK_ORDER && chunk >= k->fresh_from && chunk < k->fresh_end) k->fresh++;
-    else if (order >= DM_CACHE_ORDERS) fail(r, "cached node of an order the cache does not keep", i);
-    else k->cached[order]++;
+    if (order == DM_CHUNK_ORDER && chunk >= k->fresh_from && chunk < k->fresh_end)
+      k->fresh++;
+    else if (order >= DM_CACHE_ORDERS)
+      fail(r, "cached node of an order the cache does not keep", i);
+    else
+      k->cached[order]++;
     if (order > 0) check_covered(b, i, r);
     return;
   }
@@ -206,7 +209,8 @@ int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen) {
   if (k.fresh != dm_fresh_count(h)) fail(&r, "fresh chunks disagree with the fresh counter", k.fresh);
   if (h->grow) { /* granules not given to the tree are held by the grower: plain BUSY */
     uint64_t rel = h->grow->released;
-    if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES) fail(&r, "released is not a granule boundary in the pool", rel);
+    if (rel > h->buddy.pool_bytes || rel % DM_GROW_BYTES)
+      fail(&r, "released is not a granule boundary in the pool", rel);
     for (uint64_t a = rel; a < h->buddy.pool_bytes; a += DM_GROW_BYTES) {
       uint64_t n = (1ull << (h->buddy.top - DM_GROW_ORDER)) + (a >> DM_GROW_SHIFT); /* its node */
       if (h->buddy.state[n] != DM_NODE_BUSY) fail(&r, "granule above released not held by the grower", n);
@@ -242,8 +246,10 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
   uint32_t used_chunks = 0, empty = 0;
   for (uint32_t i = 0; i < h->nchunks; i++) {
     uint64_t v = h->chunks[i].live;
-    if (v && live_used(v)) used_chunks++;
-    else if (v) empty++;
+    if (v && live_used(v))
+      used_chunks++;
+    else if (v)
+      empty++;
   }
   if (used_chunks) {
     if (why) snprintf(why, whylen, "%u slab chunks hold allocated slots", used_chunks);
@@ -257,8 +263,9 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
     free_bytes += (uint64_t)h->bcache[o].items << (o + DM_LEAF_SHIFT);
   free_bytes += dm_fresh_count(h) << DM_CHUNK_SHIFT; /* and fresh chunks */
   if (free_bytes != h->buddy.pool_bytes) {
-    if (why) snprintf(why, whylen, "%llu KiB of the pool held outside slab chunks",
-                      (unsigned long long)((h->buddy.pool_bytes - free_bytes) >> 10));
+    if (why)
+      snprintf(why, whylen, "%llu KiB of the pool held outside slab chunks",
+               (unsigned long long)((h->buddy.pool_bytes - free_bytes) >> 10));
     return 0;
   }
   return 1;

@@ -52,8 +52,9 @@ static DM_INLINE uint32_t bin_way_index(const dm_heap_t *h) {
 }
 /* The caller's warp slot's chunk hint for class cls (NULL: the heap keeps none; slab.c, "Slot hints"). */
 static DM_INLINE uint32_t *slot_hint(const dm_heap_t *h, uint32_t cls) {
-  return h->shints && cls >= DM_HINT_CLASS_MIN ? &h->shints[(dm_arena_hint(DM_ARENAS_PER_SM) % DM_HINT_SLOTS) * DM_NUM_CLASSES + cls]
-                   : 0;
+  return h->shints && cls >= DM_HINT_CLASS_MIN
+             ? &h->shints[(dm_arena_hint(DM_ARENAS_PER_SM) % DM_HINT_SLOTS) * DM_NUM_CLASSES + cls]
+             : 0;
 }
 /* Way i of bin b (i <= way_mask). */
 static DM_INLINE dm_way_t *bin_way(const dm_heap_t *h, dm_bin_t *b, uint32_t i) {
@@ -101,8 +102,10 @@ static DM_INLINE void list_insert(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
 static DM_INLINE void list_remove(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
   dm_chunk_t *c = &h->chunks[idx];
   uint32_t prev = ld(&c->prev), next = ld(&c->next);
-  if (prev) st(&h->chunks[prev - 1].next, next);
-  else st(&w->head, next);
+  if (prev)
+    st(&h->chunks[prev - 1].next, next);
+  else
+    st(&w->head, next);
   if (next) st(&h->chunks[next - 1].prev, prev);
   st(&c->prev, 0);
   st(&c->next, 0);

@@ -21,8 +21,7 @@ extern "C" devmalloc_heap_t *devmalloc_cuda_heap(void) {
 }
 
 /* One heap for the current device, made by `make` unless it exists. */
-static cudaError_t init_with(devmalloc_status_t (*make)(const void *, devmalloc_heap_t **),
-                             const void *arg) {
+static cudaError_t init_with(devmalloc_status_t (*make)(const void *, devmalloc_heap_t **), const void *arg) {
   int dev;
   cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
@@ -34,8 +33,10 @@ static cudaError_t init_with(devmalloc_status_t (*make)(const void *, devmalloc_
     devmalloc_status_t st = make(arg, &h);
     if (st == DEVMALLOC_OK) {
       e = devmalloc__write_desc(devmalloc_heap_device_ptr(h));
-      if (e == cudaSuccess) heaps[dev] = h;
-      else devmalloc_heap_destroy(h);
+      if (e == cudaSuccess)
+        heaps[dev] = h;
+      else
+        devmalloc_heap_destroy(h);
     } else {
       e = st == DEVMALLOC_ENOMEM ? cudaErrorMemoryAllocation : cudaErrorInvalidValue;
     }
@@ -56,6 +57,4 @@ static devmalloc_status_t make_fixed(const void *bytes, devmalloc_heap_t **h) {
   return devmalloc_heap_create(NULL, *(const size_t *)bytes, h);
 }
 
-extern "C" cudaError_t devmalloc_cuda_init(size_t heap_bytes) {
-  return init_with(make_fixed, &heap_bytes);
-}
+extern "C" cudaError_t devmalloc_cuda_init(size_t heap_bytes) { return init_with(make_fixed, &heap_bytes); }

@@ -77,7 +77,8 @@ static __device__ __noinline__ void *dm_unbound(void) {
  * failed because the pool has no room for even one block, every lane gets
  * NULL at once (a kernel of failing requests: 2x slower per call than one of
  * succeeding requests while each lane asked again, H200). */
-static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align, uint32_t arena) {
+static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align,
+                                                          uint32_t arena) {
   uint32_t active = __activemask(), lane = lane_id();
   uint32_t order = dm_heap_large_order(h, size, align);
   uint32_t key = (order != DM_MAX_ORDERS && align <= DM_DISPATCH_ALIGN) ? order : 64u + lane;
@@ -123,9 +124,8 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
  * 30 .. 80 us each for that walk, and set the kernel's time (1 KiB
  * allocation, H200). Every lane must run the same rounds (the reductions
  * are the group's), so what bounds them comes from the leader. */
-static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t grp,
-                                                          uint32_t leader, uint32_t arena,
-                                                          uint32_t cls, uint32_t want) {
+static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t grp, uint32_t leader,
+                                                          uint32_t arena, uint32_t cls, uint32_t want) {
   uint32_t lane = lane_id(), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
   /* the leader's span and start for all: the span moves while fresh chunks
    * are taken, and lanes that saw different ones would leave the loop at
@@ -168,8 +168,7 @@ static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t
  * served << 24: a group has at most 32 lanes), so that the call passes few
  * registers. Returns this lane's slot, or NULL. */
 static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t tag, uint32_t counts,
-                                                       uint32_t chunk_at, uint32_t cursor,
-                                                       char *res) {
+                                                       uint32_t chunk_at, uint32_t cursor, char *res) {
   dm_heap_t *h = devmalloc_heap_desc;
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
   uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u)), k = (uint32_t)__popc(grp);
@@ -190,12 +189,10 @@ static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t ta
     /* units and no pin: the own way, then a room search (a few times: the
      * room a search saw may be gone when it pins), then dm_slab_grant */
     uint32_t look = 0;
-    if (lane == leader && h->way_mask && rv.units && !rv.pinned && !dm_slab_pin_way(h, &rv))
-      look = rv.units;
+    if (lane == leader && h->way_mask && rv.units && !rv.pinned && !dm_slab_pin_way(h, &rv)) look = rv.units;
     look = __shfl_sync(grp, look, (int)leader);
     for (uint32_t i = 0; look && i < DM_ROOM_TRIES; i++) {
-      uint32_t c = dm_warp_find_room(h, grp, leader, __shfl_sync(grp, rv.arena, (int)leader), cls,
-                                     look);
+      uint32_t c = dm_warp_find_room(h, grp, leader, __shfl_sync(grp, rv.arena, (int)leader), cls, look);
       if (!c) break;
       if (lane == leader) look = dm_slab_pin_found(h, &rv, c - 1) ? 0 : rv.units;
       look = __shfl_sync(grp, look, (int)leader);
@@ -232,8 +229,7 @@ static __device__ __noinline__ void *dm_warp_malloc_slow(size_t size, size_t ali
   uint32_t arena = dm_heap_arena(h);
   if (cls < 0) {
     char *p = (char *)dm_warp_malloc_large(h, size, align, arena);
-    if (p && h->check)
-      dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
+    if (p && h->check) dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
     return p;
   }
   uint32_t grp = same_key(__activemask(), (uint32_t)cls);
@@ -278,12 +274,10 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   uint32_t slot_size = __shfl_sync(grp, g.size, (int)leader);
   uint32_t n = (uint32_t)__popcll(bits), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
   char *res = 0;
-  if (rank < n)
-    res = slots + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
+  if (rank < n) res = slots + (((uint64_t)word << 6) + nth_bit(bits, rank)) * slot_size;
   if (n < k)
     return dm_warp_slab_rest(grp, make_tag(arena, (uint32_t)cls),
-                             rv.units | rv.pinned << 8 | rv.drop << 16 | n << 24, rv.chunk,
-                             rv.cursor, res);
+                             rv.units | rv.pinned << 8 | rv.drop << 16 | n << 24, rv.chunk, rv.cursor, res);
   return res;
 }
 
@@ -295,7 +289,8 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
   uint32_t lg = __activemask(), lane = lane_id();
   int why;
   uint64_t node = dm_heap_large_lookup(h, off, &why);
-  if (!node) dm_heap_note_misuse(h, why);
+  if (!node)
+    dm_heap_note_misuse(h, why);
   else if (h->check)
     dm_heap_check_free(h, h->buddy.base + off, dm_heap_node_bytes(h, node));
   uint32_t key = node && node < (1ull << 32) ? dm_buddy_order(&h->buddy, node) : 64u + lane;
@@ -324,8 +319,10 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
  * anyway). */
 static __device__ __noinline__ void dm_warp_free_other(dm_heap_t *h, uint64_t off, int why) {
   if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
-  if (why == DM_FREE_LARGE) dm_warp_free_large(h, off, dm_heap_arena(h));
-  else dm_heap_note_misuse(h, why);
+  if (why == DM_FREE_LARGE)
+    dm_warp_free_large(h, off, dm_heap_arena(h));
+  else
+    dm_heap_note_misuse(h, why);
 }
 
 /* A slab pointer's free, `check`: verify its canary (check mode). */
@@ -355,11 +352,13 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
   if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, tag, word, ((uint64_t)hi << 32) | lo);
   cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
   /* the same pointer twice: only when the lanes' bits are fewer than the lanes */
-  uint32_t same = __popc(lo) + __popc(hi) == __popc(wg) ? 1u << lane
-                                                        : __match_any_sync(wg, (unsigned long long)bit);
+  uint32_t same =
+      __popc(lo) + __popc(hi) == __popc(wg) ? 1u << lane : __match_any_sync(wg, (unsigned long long)bit);
   int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
-  if (!ok) dm_heap_note_misuse(h, DM_FREE_DOUBLE);
-  else if (check) dm_heap_check_free(h, p, h->classes[tag_class(tag)].size);
+  if (!ok)
+    dm_heap_note_misuse(h, DM_FREE_DOUBLE);
+  else if (check)
+    dm_heap_check_free(h, p, h->classes[tag_class(tag)].size);
   /* Lanes of one chunk: one update of its count, semaphore and counters. */
   uint32_t cg = wg == active ? active : __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
@@ -371,8 +370,7 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
 
 /* A slab pointer's free in check mode (out of line: see dm_warp_malloc;
  * dm_warp_free_large checks its blocks itself). */
-static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p,
-                                                         uint64_t off) {
+static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p, uint64_t off) {
   dm_warp_free_slab(h, p, off, 1);
 }
 
@@ -393,7 +391,8 @@ static __device__ void dm_warp_free(void *p) {
   }
   if (check)
     dm_warp_free_checked(h, (const char *)p, off);
-  else dm_warp_free_slab(h, (const char *)p, off, 0);
+  else
+    dm_warp_free_slab(h, (const char *)p, off, 0);
 }
 
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would

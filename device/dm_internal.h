@@ -15,7 +15,11 @@ enum { DM_SEM_OK = 0, DM_SEM_GROW = -1 };
  * chunk; dm_slab_outside then says DM_FREE_LARGE (a large block's pointer)
  * or the misuse class. Neither is counted as misuse. */
 typedef enum {
-  DM_FREE_OK = 0, DM_FREE_FOREIGN = 1, DM_FREE_DOUBLE = 2, DM_FREE_NOT_SLAB = 3, DM_FREE_LARGE = 4
+  DM_FREE_OK = 0,
+  DM_FREE_FOREIGN = 1,
+  DM_FREE_DOUBLE = 2,
+  DM_FREE_NOT_SLAB = 3,
+  DM_FREE_LARGE = 4
 } dm_free_status_t;
 
 #ifdef __cplusplus
@@ -81,11 +85,10 @@ DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv);
 DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap);
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
 DM_FN char *dm_grant_slot(dm_grant_t g, int k);
-DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk,
-                         uint32_t *word, uint64_t *bit, uint32_t *tag);
+DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
+                         uint32_t *tag);
 DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);
-DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word,
-                                 uint64_t bits);
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits);
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
 DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 
@@ -130,18 +133,18 @@ DM_FN int dm_free(dm_heap_t *h, void *p);
 typedef void (*dm_write_fn)(void *ctx, uint64_t off, const void *src, uint64_t n);
 typedef void (*dm_fill32_fn)(void *ctx, uint64_t off, uint32_t value, uint64_t count);
 int dm_layout_compute_grow(uint64_t max_pool, uint32_t narenas, dm_layout_t *L);
-void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
-                         dm_fill32_fn fill32, void *ctx);
+void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, dm_fill32_fn fill32,
+                         void *ctx);
 int dm_layout_compute(uint64_t heap_bytes, uint32_t narenas, dm_layout_t *L);
 uint64_t dm_layout_max_bytes(void);
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms);
 uint32_t dm_ways_for(uint32_t narenas);
 void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_heap_t *out);
-void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
-                    dm_fill32_fn fill32, void *ctx, int fresh);
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, dm_fill32_fn fill32,
+                    void *ctx, int fresh);
 struct devmalloc_stats;
-void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
-                        const dm_heap_stats_t *hs, struct devmalloc_stats *out);
+void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats, const dm_heap_stats_t *hs,
+                        struct devmalloc_stats *out);
 
 /* check.c (host only) */
 int dm_heap_check(const dm_heap_t *h, char *why, size_t whylen);

@@ -98,9 +98,10 @@ static DM_INLINE uint32_t dm_smid(void) {
   return id;
 }
 static DM_INLINE uint32_t dm_rand(void) {
-  uint32_t x = (uint32_t)clock64() * 2654435761u ^ (threadIdx.x * 0x9E3779B9u) ^
-               (blockIdx.x * 0x85EBCA6Bu);
-  x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12;
+  uint32_t x = (uint32_t)clock64() * 2654435761u ^ (threadIdx.x * 0x9E3779B9u) ^ (blockIdx.x * 0x85EBCA6Bu);
+  x ^= x >> 15;
+  x *= 0x2C1B3C6Du;
+  x ^= x >> 12;
   return x;
 }
 /* The SM and, within it, the warp's slot: per_sm arenas per SM. */
@@ -142,19 +143,24 @@ static inline uint64_t dm_or64(uint64_t *p, uint64_t v) { return __atomic_fetch_
 static inline uint64_t dm_and64(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }
 static inline void dm_max64(uint64_t *p, uint64_t v) {
   uint64_t o = dm_load64(p);
-  while (o < v && !__atomic_compare_exchange_n(p, &o, v, 1, DM_SC, DM_SC)) {
-  }
+  while (o < v && !__atomic_compare_exchange_n(p, &o, v, 1, DM_SC, DM_SC)) {}
 }
 #if defined(__SANITIZE_THREAD__)
 /* TSan does not model fences; every core atomic is seq_cst anyway. */
-static inline void dm_fence(void) { static uint32_t f; __atomic_fetch_add(&f, 0, DM_SC); }
+static inline void dm_fence(void) {
+  static uint32_t f;
+  __atomic_fetch_add(&f, 0, DM_SC);
+}
 #else
 static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
 #endif
 static inline uint64_t dm_and64_release(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }
 static inline uint32_t dm_exch32_release(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, DM_SC); }
 static inline void dm_pause(void) { sched_yield(); }
-static inline void dm_pause_ns(uint32_t ns) { (void)ns; sched_yield(); }
+static inline void dm_pause_ns(uint32_t ns) {
+  (void)ns;
+  sched_yield();
+}
 static inline uint64_t dm_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -163,7 +169,10 @@ static inline uint64_t dm_now_ns(void) {
 uint32_t dm_host_rand(void);       /* host_prim.c: thread-local xorshift */
 uint32_t dm_host_arena_hint(void); /* host_prim.c: stable per-thread index */
 static inline uint32_t dm_rand(void) { return dm_host_rand(); }
-static inline uint32_t dm_arena_hint(uint32_t per_sm) { (void)per_sm; return dm_host_arena_hint(); }
+static inline uint32_t dm_arena_hint(uint32_t per_sm) {
+  (void)per_sm;
+  return dm_host_arena_hint();
+}
 static inline int dm_ctz64(uint64_t x) { return __builtin_ctzll(x); }
 static inline int dm_popc64(uint64_t x) { return __builtin_popcountll(x); }
 static inline int dm_clz64(uint64_t x) { return __builtin_clzll(x); }
@@ -172,7 +181,10 @@ static inline int dm_clz64(uint64_t x) { return __builtin_clzll(x); }
 /* Test hook: DM_CHAOS builds (host only) yield at random points of the
  * lock-free protocols to widen race windows. */
 #if defined(DM_CHAOS) && !defined(__CUDACC__)
-#define DM_CHAOS_POINT() do { if ((dm_host_rand() & 3) == 0) sched_yield(); } while (0)
+#define DM_CHAOS_POINT()                          \
+  do {                                            \
+    if ((dm_host_rand() & 3) == 0) sched_yield(); \
+  } while (0)
 #else
 #define DM_CHAOS_POINT() ((void)0)
 #endif

@@ -59,8 +59,7 @@ DM_COLD int dm_fresh_release(dm_heap_t *h) {
   while (a < end) { /* the largest aligned block at a inside [a, end) */
     uint32_t j = 0;
     while (DM_CHUNK_ORDER + j < h->buddy.top && (a & ((2ull << j) - 1)) == 0 && a + (2ull << j) <= end) j++;
-    dm_buddy_free_run(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER + j, a << DM_CHUNK_SHIFT),
-                      j + 1);
+    dm_buddy_free_run(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER + j, a << DM_CHUNK_SHIFT), j + 1);
     a += 1ull << j;
   }
   dm_buddy_move_end(&h->buddy);

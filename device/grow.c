@@ -162,7 +162,8 @@ DM_COLD int dm_grow_more(dm_heap_t *h, uint32_t order) {
        * service stopped: end now rather than at the bound */
       seen = (dm_load64(&x->refused) && m <= r) || !dm_load64(&x->alive) ? (SEEN_STOP | r) : m;
       dm_store64(&g->seen, seen);
-      if ((k & (k - 1)) == 0) dm_store64(&x->target, dm_load64(&g->asked)); /* a racing store may have lowered it */
+      if ((k & (k - 1)) == 0)
+        dm_store64(&x->target, dm_load64(&g->asked)); /* a racing store may have lowered it */
     } else {
       seen = dm_load64(&g->seen);
     }

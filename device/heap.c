@@ -70,9 +70,7 @@ DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes) {
   }
 }
 
-DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) {
-  return dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas;
-}
+DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) { return dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas; }
 
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count) {
   dm_add64(&h->astats[arena].failures, count);

@@ -18,7 +18,7 @@
 #include "dm_internal.h"
 #include "devmalloc.h"
 
-#define ALIGN_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+#define ALIGN_UP(x, a) (((x) + (a)-1) / (a) * (a))
 
 /* devmalloc_stats_t reports every class, one entry each. */
 _Static_assert(DEVMALLOC_NUM_CLASSES == DM_NUM_CLASSES, "public class count differs from the core's");
@@ -120,32 +120,46 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   }
   L->nchunks = pool >> DM_CHUNK_SHIFT;
   uint64_t o = ALIGN_UP(pool, 256);
-  L->state_off = o;  o = ALIGN_UP(o + L->nodes * 4, 256);
-  L->lock_off = o;   o = ALIGN_UP(o + L->nodes * 4, 256);
-  L->avail_off = o;  o = ALIGN_UP(o + L->avail_words * 8, 256);
-  L->sem_off = o;    o = ALIGN_UP(o + (uint64_t)(L->top + 1) * sizeof(dm_sem_t), 256);
-  L->chunk_off = o;  o = ALIGN_UP(o + L->nchunks * sizeof(dm_chunk_t), 256);
-  L->bin_off = o;    o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * sizeof(dm_bin_t), 256);
+  L->state_off = o;
+  o = ALIGN_UP(o + L->nodes * 4, 256);
+  L->lock_off = o;
+  o = ALIGN_UP(o + L->nodes * 4, 256);
+  L->avail_off = o;
+  o = ALIGN_UP(o + L->avail_words * 8, 256);
+  L->sem_off = o;
+  o = ALIGN_UP(o + (uint64_t)(L->top + 1) * sizeof(dm_sem_t), 256);
+  L->chunk_off = o;
+  o = ALIGN_UP(o + L->nchunks * sizeof(dm_chunk_t), 256);
+  L->bin_off = o;
+  o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * sizeof(dm_bin_t), 256);
   L->ways_off = o;
   o = ALIGN_UP(o + (uint64_t)narenas * DM_NUM_CLASSES * (dm_ways_for(narenas) - 1) * sizeof(dm_way_t), 256);
   if (dm_ways_for(narenas) > 1 && pool >= DM_HINT_POOL_MIN) { /* 0: none (slab.c, "Slot hints") */
     L->shint_off = o;
     o = ALIGN_UP(o + DM_HINT_BYTES, 256);
   }
-  L->astats_off = o; o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
-  L->hstats_off = o; o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
-  L->heap_off = o;   o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
-  L->grow_off = o;   o = ALIGN_UP(o + sizeof(dm_grow_t), 256);
-  L->fresh_off = o;  o = ALIGN_UP(o + sizeof(dm_fresh_t), 256);
+  L->astats_off = o;
+  o = ALIGN_UP(o + (uint64_t)narenas * sizeof(dm_arena_stats_t), 256);
+  L->hstats_off = o;
+  o = ALIGN_UP(o + sizeof(dm_heap_stats_t), 256);
+  L->heap_off = o;
+  o = ALIGN_UP(o + sizeof(dm_heap_t), 256);
+  L->grow_off = o;
+  o = ALIGN_UP(o + sizeof(dm_grow_t), 256);
+  L->fresh_off = o;
+  o = ALIGN_UP(o + sizeof(dm_fresh_t), 256);
   uint64_t slots = 0;
   for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) { /* a power of two <= blocks of the order */
     uint64_t blocks = pool >> (DM_LEAF_SHIFT + c), cap = 0;
-    if (blocks) for (cap = 1; cap * 2 <= blocks && cap * 2 <= DM_CACHE_SLOTS; cap *= 2) {}
+    if (blocks)
+      for (cap = 1; cap * 2 <= blocks && cap * 2 <= DM_CACHE_SLOTS; cap *= 2) {}
     L->bcap[c] = (uint32_t)cap;
     slots += cap;
   }
-  L->bcache_off = o; o = ALIGN_UP(o + DM_CACHE_ORDERS * sizeof(dm_bcache_t), 256);
-  L->bslot_off = o;  o = ALIGN_UP(o + slots * 4, 256);
+  L->bcache_off = o;
+  o = ALIGN_UP(o + DM_CACHE_ORDERS * sizeof(dm_bcache_t), 256);
+  L->bslot_off = o;
+  o = ALIGN_UP(o + slots * 4, 256);
   L->total = o;
 }
 
@@ -256,8 +270,7 @@ static void acc_bit(format_acc_t *a, uint64_t index, uint64_t bit) {
 /* The fresh subtree under node i of `order`: every node SPLIT down to the
  * chunk order, whose nodes are CACHED (kept: fresh.c hands them out). A
  * level's nodes are contiguous: one fill each. */
-static void format_fresh(const dm_layout_t *L, uint64_t i, uint32_t order, dm_fill32_fn fill32,
-                         void *ctx) {
+static void format_fresh(const dm_layout_t *L, uint64_t i, uint32_t order, dm_fill32_fn fill32, void *ctx) {
   uint32_t levels = order - DM_CHUNK_ORDER;
   for (uint32_t d = 0; d <= levels; d++)
     fill32(ctx, L->state_off + (i << d) * 4, d == levels ? DM_NODE_CACHED : DM_NODE_SPLIT, 1ull << d);
@@ -268,9 +281,9 @@ static void format_fresh(const dm_layout_t *L, uint64_t i, uint32_t order, dm_fi
  * fresh subtree; fully inside the pool with a parent that is not, past the
  * fresh chunks -> AVAIL; straddling the pool's end or the fresh chunks' ->
  * SPLIT. */
-static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order,
-                        uint64_t start, uint64_t fresh, dm_write_fn write, dm_fill32_fn fill32,
-                        void *ctx, format_acc_t *acc) {
+static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, uint32_t order, uint64_t start,
+                        uint64_t fresh, dm_write_fn write, dm_fill32_fn fill32, void *ctx,
+                        format_acc_t *acc) {
   uint64_t size = 1ull << (order + DM_LEAF_SHIFT);
   if (start >= L->pool_bytes) return;
   if (start + size <= fresh) {
@@ -297,8 +310,8 @@ static void format_node(const dm_layout_t *L, const dm_heap_t *h, uint64_t i, ui
 /* fresh: the pool's chunks start fresh (fresh.c) as dm_heap_build says, as
  * a fixed heap's do on the GPU; 0: the whole pool in the tree (the core's
  * tests of the tree). */
-void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
-                    dm_fill32_fn fill32, void *ctx, int fresh) {
+void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, dm_fill32_fn fill32,
+                    void *ctx, int fresh) {
   format_acc_t acc;
   memset(&acc, 0, sizeof acc);
   dm_heap_t img = *h;
@@ -318,8 +331,8 @@ void dm_heap_format(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
  * contiguous), granules stay BUSY (zero: held by the grower), no order has
  * an available node, nothing is released. The caller zeroes the metadata
  * first and sets h->ghost and the grow_* knobs in h before. */
-void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write,
-                         dm_fill32_fn fill32, void *ctx) {
+void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn write, dm_fill32_fn fill32,
+                         void *ctx) {
   for (uint32_t d = 0; d + DM_GROW_ORDER < L->top; d++) {
     uint64_t size = 1ull << (L->top - d + DM_LEAF_SHIFT);
     uint64_t count = (L->pool_bytes + size - 1) / size;
@@ -328,8 +341,8 @@ void dm_heap_format_grow(const dm_layout_t *L, const dm_heap_t *h, dm_write_fn w
   write(ctx, L->heap_off, h, sizeof *h);
 }
 
-void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats,
-                        const dm_heap_stats_t *hs, struct devmalloc_stats *out) {
+void dm_heap_read_stats(const dm_heap_t *h, const dm_arena_stats_t *astats, const dm_heap_stats_t *hs,
+                        struct devmalloc_stats *out) {
   memset(out, 0, sizeof *out);
   out->heap_bytes = h->heap_bytes;
   out->pool_bytes = h->buddy.pool_bytes;

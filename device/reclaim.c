@@ -20,8 +20,7 @@
 static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   if (!chunk_unbin(h, idx, tag)) return 0;
   dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
-  dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER,
-                                            (uint64_t)idx << DM_CHUNK_SHIFT));
+  dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER, (uint64_t)idx << DM_CHUNK_SHIFT));
   return 1;
 }
 
@@ -95,7 +94,7 @@ DM_COLD uint32_t dm_reclaim_chunks(dm_heap_t *h) {
       if (v && live_used(v) == 0) chunk_release(h, i, (uint32_t)(v >> 32));
     }
     if (dm_add64(&s->reclaim_done, 1) + 1 == ranges) { /* the pass's last range: next gen, idle */
-      uint64_t cur = dm_load64(&s->reclaim); /* this pass's word (w is older for a late caller) */
+      uint64_t cur = dm_load64(&s->reclaim);           /* this pass's word (w is older for a late caller) */
       dm_store64(&s->reclaim, (cur & ~3ull) + 4u);
     }
   }

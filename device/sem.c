@@ -21,7 +21,7 @@
 #define SEM_R(w) dm_semw_r(w)
 #define SEM_PACK(c, e, r) dm_semw_pack((c), (e), (r))
 #define SEM_FIELD_MAX DM_SEM_EXPECT_MAX
-#define SEM_UNIT (1ull << 32) /* one unit of C */
+#define SEM_UNIT (1ull << 32)  /* one unit of C */
 #define SEM_RUNIT (1ull << 16) /* one unit of R */
 
 DM_FN void dm_sem_init(dm_sem_t *s, uint32_t count) { s->w = SEM_PACK(count, 0, 0); }
@@ -106,9 +106,7 @@ static DM_COLD int sem_wait_slow(dm_sem_t *s, uint32_t n, uint32_t b) {
 }
 
 /* Add n units and retire b expected ones (E >= b: the caller added them). */
-DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) {
-  dm_add64(&s->w, (uint64_t)n * SEM_UNIT - b);
-}
+DM_FN void dm_sem_signal(dm_sem_t *s, uint32_t n, uint32_t b) { dm_add64(&s->w, (uint64_t)n * SEM_UNIT - b); }
 
 /* Take n units if C >= n, or (partial) as many as there are, up to n. Never
  * waits. Returns the number of units taken. */
@@ -126,4 +124,3 @@ DM_FN uint32_t dm_sem_try_take(dm_sem_t *s, uint32_t n, int partial) {
 
 /* The paper's try-wait: take n units if they are there, else fail. */
 DM_FN int dm_sem_try_wait(dm_sem_t *s, uint32_t n) { return dm_sem_try_take(s, n, 0) == n; }
-

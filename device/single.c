@@ -17,8 +17,7 @@ DM_FN void *dm_malloc(dm_heap_t *h, uint64_t size, uint64_t align) {
   int cls = dm_class_of(size, align);
   if (cls < 0) {
     char *p = dm_heap_malloc_large(h, size, align, arena);
-    if (p && h->check)
-      dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
+    if (p && h->check) dm_check_arm(p, want, 1ull << (dm_heap_large_order(h, size, align) + DM_LEAF_SHIFT));
     return p;
   }
   dm_resv_t rv;

@@ -44,8 +44,8 @@ DM_FN int dm_class_of(uint64_t size, uint64_t align) {
   if (size > DM_SLAB_MAX) return -1;
   if (size <= 64) return size <= 16 ? 0 : (int)((size - 1) >> 4); /* 16, 32, 48, 64 */
   uint64_t m = size - 1;
-  uint32_t k = 63u - (uint32_t)dm_clz64(m);        /* 2^k < size <= 2^(k+1), k >= 6 */
-  uint32_t step = (uint32_t)(m >> (k - 2u)) & 3u;   /* class 2^k + (step+1) * 2^(k-2) */
+  uint32_t k = 63u - (uint32_t)dm_clz64(m);       /* 2^k < size <= 2^(k+1), k >= 6 */
+  uint32_t step = (uint32_t)(m >> (k - 2u)) & 3u; /* class 2^k + (step+1) * 2^(k-2) */
   uint32_t idx = 4u + 4u * (k - 6u) + step;
   return (int)(idx > DM_CLASS_GAP ? idx - 1u : idx); /* 4097..5120 share 6144 */
 }

@@ -116,8 +116,10 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
   uint32_t lo = 0, hi = 64; /* popc of the lowest hi bits >= k > popc of the lowest lo */
   while (hi - lo > 1) {
     uint32_t mid = (lo + hi) / 2;
-    if ((uint32_t)dm_popc64(x & ((1ull << mid) - 1u)) >= k) hi = mid;
-    else lo = mid;
+    if ((uint32_t)dm_popc64(x & ((1ull << mid) - 1u)) >= k)
+      hi = mid;
+    else
+      lo = mid;
   }
   return x & (hi == 64 ? ~0ull : (1ull << hi) - 1u);
 }
@@ -127,8 +129,8 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
  * bitmap words are written (a claim looks at no other word): the bits past
  * its slots are set. Writing all 128 words, with a division per word, was
  * a fifth of a 1 KiB first pass (ncu, H200). */
-static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls,
-                                       uint32_t way, uint32_t take) {
+static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls, uint32_t way,
+                                       uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
   uint64_t *bm = chunk_bitmap(h, idx, cls);
   uint32_t words = dm_class_words(c);
@@ -145,8 +147,7 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   dm_add32(&bin_at(h, arena, cls)->held, 1);
   dm_fence();
   /* live is 0 here, but for a stale pin's add in flight (chunk_pin) */
-  dm_add64(&h->chunks[idx].live,
-           ((uint64_t)make_tag(arena, cls) << 32) | (way << DM_LIVE_WAY_SHIFT) | take);
+  dm_add64(&h->chunks[idx].live, ((uint64_t)make_tag(arena, cls) << 32) | (way << DM_LIVE_WAY_SHIFT) | take);
   dm_grant_t g;
   g.slots = chunk_base(h, idx) + c->off;
   g.word = 0;
@@ -199,8 +200,8 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
  * the tree or formatted for another bin is harmless: formatting adds to
  * `live` (never stores), the reclaim's CAS expects exactly its empty value,
  * and the give-back re-lists as above. */
-static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap,
-                                    uint32_t want, uint32_t *before, uint32_t *over) {
+static DM_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap, uint32_t want,
+                                    uint32_t *before, uint32_t *over) {
   uint64_t *live = &h->chunks[idx].live;
   uint64_t v = dm_load64(live);
   *over = 0;
@@ -241,8 +242,7 @@ static DM_COLD uint32_t way_rescan(dm_heap_t *h, dm_way_t *w, uint32_t tag, uint
 
 /* Pin the reservation's units on chunk c (index+1) of tag's bin, as much
  * as it has room for. Returns 1 when it pinned. */
-static DM_INLINE int resv_pin_at(dm_heap_t *h, dm_resv_t *rv, uint32_t tag, uint32_t cap,
-                                 uint32_t c) {
+static DM_INLINE int resv_pin_at(dm_heap_t *h, dm_resv_t *rv, uint32_t tag, uint32_t cap, uint32_t c) {
   uint32_t before, over;
   uint32_t t = chunk_pin(h, c - 1, tag, cap, rv->units, &before, &over);
   if (over) chunk_drop(h, c - 1, over);
@@ -262,8 +262,8 @@ static DM_INLINE int resv_pin_at(dm_heap_t *h, dm_resv_t *rv, uint32_t tag, uint
  * a link not written yet ends the walk). A chunk other than the hint
  * becomes the hint: the others of the way follow. Returns 1 when it
  * pinned. */
-static DM_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag,
-                                   uint32_t cap, uint32_t c, uint32_t hint, int stack) {
+static DM_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap,
+                                   uint32_t c, uint32_t hint, int stack) {
   for (uint32_t step = 0; c && c != DM_LINK_UNSET && step < DM_PIN_WALK; step++) {
     if (resv_pin_at(h, rv, tag, cap, c)) {
       if (c != hint) dm_cas32(&w->hint, hint, c);
@@ -285,8 +285,7 @@ static DM_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uin
  * lists them (2,400 busy searches for 1,024 warps of 1 KiB in a 64 MiB heap,
  * 7 arenas of 8 ways, H100). Returns 1 when it pinned, 0 when the way has
  * no chunk with room, DM_RESCAN_BUSY when another caller is searching it. */
-static DM_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag,
-                                  uint32_t cap) {
+static DM_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap) {
   for (;;) {
     uint32_t hint = dm_load32(&w->hint);
     if (way_pin_chain(h, w, rv, tag, cap, hint, hint, 0)) return 1;
@@ -381,9 +380,9 @@ static DM_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n) 
  * listed anyway, in two bins' lists at once; their lists broke, the bins'
  * units pointed at no chunk, and the warps waiting for them spun for good
  * (H200, mixed sizes after larger ones, most runs of the GPU suite). */
-static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls,
-                                     uint32_t way, const uint32_t *idx, uint32_t k, uint32_t n,
-                                     uint32_t cap, uint32_t expected) {
+static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls, uint32_t way,
+                                     const uint32_t *idx, uint32_t k, uint32_t n, uint32_t cap,
+                                     uint32_t expected) {
   uint32_t ways = h->way_mask + 1, used = k < ways ? k : ways;
   for (uint32_t j = 0; j < used; j++) { /* way + j: chunks j, j + ways, ..., one lock */
     uint32_t wi = (way + j) & h->way_mask;
@@ -419,7 +418,7 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t 
     uint32_t c = (uint32_t)((start + j) % nchunks);
     uint64_t v = dm_load64(&h->chunks[c].live);
     uint32_t tag = (uint32_t)(v >> 32);
-    if (!tag || live_used(v)) continue; /* in the tree, or in use; unbin drains a re-list flag */
+    if (!tag || live_used(v)) continue;    /* in the tree, or in use; unbin drains a re-list flag */
     if (!chunk_unbin(h, c, tag)) continue; /* in use again, or soon (its units are taken) */
     idx[got++] = c;
   }
@@ -566,8 +565,10 @@ static DM_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
       }
     }
     if (got || (!coming && sweep >= DM_STEAL_SWEEPS)) return got;
-    if (!t0) t0 = dm_now_ns();
-    else if (dm_now_ns() - t0 > DM_STEAL_WAIT_NS) return 0;
+    if (!t0)
+      t0 = dm_now_ns();
+    else if (dm_now_ns() - t0 > DM_STEAL_WAIT_NS)
+      return 0;
     rv->tries = 0; /* the home arena too */
     dm_pause_ns(ns);
     if (ns < 4096) ns *= 2;
@@ -706,8 +707,7 @@ DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx) {
   resv_give_back(h, rv);
   if (!rv->units || rv->pinned) return 0;
-  if (!resv_pin_at(h, rv, make_tag(rv->arena, rv->cls), h->classes[rv->cls].nslots, idx + 1))
-    return 0;
+  if (!resv_pin_at(h, rv, make_tag(rv->arena, rv->cls), h->classes[rv->cls].nslots, idx + 1)) return 0;
   slot_hint_keep(h, rv, idx + 1);
   return 1;
 }
@@ -754,8 +754,8 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
  * read once on the way). Returns DM_FREE_OK, DM_FREE_NOT_SLAB when the chunk
  * is no slab chunk (a large block's, or a slot's whose chunk went back to
  * the tree), or the misuse class. */
-DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word,
-                         uint64_t *bit, uint32_t *tag) {
+DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
+                         uint32_t *tag) {
   uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
   /* past the last whole chunk: no slab chunk, but 16 KiB blocks of the tree */
   if (idx >= h->nchunks) return off % DM_DISPATCH_ALIGN ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
@@ -784,8 +784,7 @@ DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off) {
 /* Clear `bits` in a chunk's bitmap word; returns those that were set (the
  * others are double frees). A release: the caller's stores to the slots come
  * before another thread can claim them (devmalloc.cu, "free"). */
-DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word,
-                                 uint64_t bits) {
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits) {
   return dm_and64_release(&chunk_bitmap(h, chunk, tag_class(tag))[word], ~bits) & bits;
 }
 

@@ -113,8 +113,10 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
     }
     if (heap_full(h, bytes) || dm_buddy_settled_empty(&h->buddy, order + j)) return tree_settle(h, bytes, 0);
     uint64_t now = dm_now_ns();
-    if (!t0) t0 = now;
-    else if (now - t0 > DM_TREE_WAIT_NS) return tree_settle(h, bytes, 0);
+    if (!t0)
+      t0 = now;
+    else if (now - t0 > DM_TREE_WAIT_NS)
+      return tree_settle(h, bytes, 0);
     dm_pause_ns(ns);
     if (ns < 8192) ns *= 2;
   }

@@ -40,49 +40,48 @@ extern "C" {
 
 typedef enum devmalloc_status {
   DEVMALLOC_OK = 0,
-  DEVMALLOC_EINVAL = 1,    /* bad argument */
-  DEVMALLOC_ENOMEM = 2,    /* the device could not supply the heap */
-  DEVMALLOC_ECUDA = 3,     /* a CUDA driver call failed */
-  DEVMALLOC_ENOTFOUND = 4  /* the module holds no devmalloc descriptor */
+  DEVMALLOC_EINVAL = 1,   /* bad argument */
+  DEVMALLOC_ENOMEM = 2,   /* the device could not supply the heap */
+  DEVMALLOC_ECUDA = 3,    /* a CUDA driver call failed */
+  DEVMALLOC_ENOTFOUND = 4 /* the module holds no devmalloc descriptor */
 } devmalloc_status_t;
 
 typedef struct devmalloc_heap devmalloc_heap_t;
 
 typedef struct devmalloc_stats {
-  uint64_t heap_bytes;      /* size of the device allocation behind the heap */
-  uint64_t pool_bytes;      /* bytes of it that can be handed out */
-  uint64_t allocs;          /* successful malloc calls */
-  uint64_t frees;           /* successful free calls */
-  uint64_t failures;        /* malloc calls that returned NULL (out of memory) */
-  uint64_t double_frees;    /* free of a block that was already free */
-  uint64_t foreign_frees;   /* free of a pointer the heap never handed out */
-  uint64_t bytes_in_use;    /* bytes granted (size-class / block rounded), live */
-  uint64_t peak_bytes;      /* peak of pool bytes held by slab chunks and large blocks */
+  uint64_t heap_bytes;                          /* size of the device allocation behind the heap */
+  uint64_t pool_bytes;                          /* bytes of it that can be handed out */
+  uint64_t allocs;                              /* successful malloc calls */
+  uint64_t frees;                               /* successful free calls */
+  uint64_t failures;                            /* malloc calls that returned NULL (out of memory) */
+  uint64_t double_frees;                        /* free of a block that was already free */
+  uint64_t foreign_frees;                       /* free of a pointer the heap never handed out */
+  uint64_t bytes_in_use;                        /* bytes granted (size-class / block rounded), live */
+  uint64_t peak_bytes;                          /* peak of pool bytes held by slab chunks and large blocks */
   uint64_t class_size[DEVMALLOC_NUM_CLASSES];   /* slot size of each slab class */
   uint64_t class_allocs[DEVMALLOC_NUM_CLASSES]; /* successful allocations per class */
-  uint64_t large_allocs;    /* successful allocations served by the buddy tree */
-  uint64_t footprint_bytes; /* pool bytes held by slab chunks and large blocks now */
-  uint64_t mapped_bytes;    /* device bytes mapped for the heap now, metadata included
+  uint64_t large_allocs;                        /* successful allocations served by the buddy tree */
+  uint64_t footprint_bytes;                     /* pool bytes held by slab chunks and large blocks now */
+  uint64_t mapped_bytes;                        /* device bytes mapped for the heap now, metadata included
                              * (heap_bytes for a fixed heap) */
-  uint64_t growth_events;   /* times the heap grew (0: a fixed heap) */
-  uint64_t check_failures;  /* check mode: blocks found written past their end when freed */
-  uint64_t check_first_bad; /* device address of the first such block (0: none) */
-  uint64_t check_first_size;/* the size that was asked for that block */
+  uint64_t growth_events;                       /* times the heap grew (0: a fixed heap) */
+  uint64_t check_failures;   /* check mode: blocks found written past their end when freed */
+  uint64_t check_first_bad;  /* device address of the first such block (0: none) */
+  uint64_t check_first_size; /* the size that was asked for that block */
   /* a heap that grows (devmalloc_heap_create_growing); fixed heap: max_bytes =
    * pool_bytes, mapped_peak = mapped_bytes, the rest 0 */
-  uint64_t max_bytes;       /* most pool bytes it may map (the reserved range) */
-  uint64_t mapped_peak;     /* most device bytes mapped at once, metadata included */
-  uint64_t grow_waits;      /* device requests that waited for the host to map memory */
-  uint64_t grow_timeouts;   /* such waits that ended without memory (NULL followed) */
-  uint64_t trims;           /* trims that unmapped memory */
-  uint64_t trimmed_bytes;   /* bytes those trims unmapped */
-  uint64_t grows;           /* 1: a heap that grows, 0: a fixed heap */
+  uint64_t max_bytes;     /* most pool bytes it may map (the reserved range) */
+  uint64_t mapped_peak;   /* most device bytes mapped at once, metadata included */
+  uint64_t grow_waits;    /* device requests that waited for the host to map memory */
+  uint64_t grow_timeouts; /* such waits that ended without memory (NULL followed) */
+  uint64_t trims;         /* trims that unmapped memory */
+  uint64_t trimmed_bytes; /* bytes those trims unmapped */
+  uint64_t grows;         /* 1: a heap that grows, 0: a fixed heap */
 } devmalloc_stats_t;
 
 /* Create a heap of `bytes` device bytes in context `ctx` (NULL: the current
  * context). The heap is initialized and ready when this returns. */
-devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes,
-                                         devmalloc_heap_t **out);
+devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes, devmalloc_heap_t **out);
 
 /* A heap that grows (docs/design.md, "A heap that grows"). Fields left 0
  * take the defaults. The pool is a reserved virtual range of `max` bytes;
@@ -90,15 +89,15 @@ devmalloc_status_t devmalloc_heap_create(CUcontext ctx, size_t bytes,
  * device code needs it (even while a kernel runs: a service thread of this
  * runtime maps it) or when less than `watermark` bytes are free. */
 typedef struct devmalloc_grow_config {
-  size_t initial;     /* mapped at creation (0: 64 MiB) */
-  size_t max;         /* most pool bytes (0: the device's total memory) */
-  size_t step;        /* unit of mapping and trimming, a multiple of 2 MiB (0: 64 MiB) */
-  size_t watermark;   /* map ahead when less than this, or a quarter of what is
+  size_t initial;   /* mapped at creation (0: 64 MiB) */
+  size_t max;       /* most pool bytes (0: the device's total memory) */
+  size_t step;      /* unit of mapping and trimming, a multiple of 2 MiB (0: 64 MiB) */
+  size_t watermark; /* map ahead when less than this, or a quarter of what is
                        * released to the heap if more, is free (0: step) */
-  unsigned wait_ms;   /* longest wait of a device request for memory (0: 200 ms) */
-  unsigned poll_us;   /* the service thread's polling period while it has work (0: 50 us);
+  unsigned wait_ms; /* longest wait of a device request for memory (0: 200 ms) */
+  unsigned poll_us; /* the service thread's polling period while it has work (0: 50 us);
                        * idle, it backs off to 1 ms (or poll_us if longer) */
-  size_t fallback;    /* size of the fixed heap made where the device has no virtual
+  size_t fallback;  /* size of the fixed heap made where the device has no virtual
                        * memory management (0: initial) */
 } devmalloc_grow_config_t;
 
@@ -166,8 +165,7 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *heap, devmalloc_stats_
  * block is free: the tree's free blocks and the empty slab chunks that bins
  * keep (returned to the tree when it runs short) cover the whole pool; when
  * it is 0 on an otherwise consistent heap, `why` says what is still held. */
-devmalloc_status_t devmalloc_heap_verify(devmalloc_heap_t *heap, int *whole, char *why,
-                                         size_t whylen);
+devmalloc_status_t devmalloc_heap_verify(devmalloc_heap_t *heap, int *whole, char *why, size_t whylen);
 
 /* Device address of the heap descriptor value that bind writes. */
 CUdeviceptr devmalloc_heap_device_ptr(const devmalloc_heap_t *heap);

@@ -11,9 +11,9 @@
 
 int main(void) {
   printf("environment (read by the shim; docs/options.md has the details):\n");
-#define DM_OPTION(type, field, env, def, doc)                                  \
-  printf("  %s  (default: %s)\n      %s\n      values: %s\n", env,             \
-         def[0] ? def : "unset", doc, DM_OPT_FORMS_##type);
+#define DM_OPTION(type, field, env, def, doc)                                                   \
+  printf("  %s  (default: %s)\n      %s\n      values: %s\n", env, def[0] ? def : "unset", doc, \
+         DM_OPT_FORMS_##type);
 #include "options.def"
 #undef DM_OPTION
   return 0;

@@ -41,7 +41,8 @@ optional=("clang|the fuzz targets (make check runs each a few seconds)"
           "libjemalloc2|the shim beside jemalloc (check_interposers, GPU case shim_coexist)"
           "libtcmalloc-minimal4|the shim beside tcmalloc (check_interposers, GPU case shim_coexist)"
           "cmake|the CMake recipe and the README's CMake snippet (check_relink_products, check_readme_cmake)"
-          "python3-matplotlib|the benchmark's and devmalloc report's plots (tables are printed without it)")
+          "python3-matplotlib|the benchmark's and devmalloc report's plots (tables are printed without it)"
+          "clang-format|the sources' format check (check_format)")
 
 want=()
 [ $built -eq 1 ] || want+=("${build_pkgs[@]}")

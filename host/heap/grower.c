@@ -45,16 +45,16 @@ struct dm_grower {
   dm_grow_ops_t ops;
   void *ctx;
   pthread_mutex_t lock;
-  int trim_busy;              /* atomic: a trim is under way (one at a time) */
-  int trim_pending;           /* atomic: its claim was launched; the thread finishes it */
+  int trim_busy;    /* atomic: a trim is under way (one at a time) */
+  int trim_pending; /* atomic: its claim was launched; the thread finishes it */
   uint64_t trim_floor, last_freed;
   pthread_t thread;
-  pid_t pid;                  /* the process that started the thread (fork: not its child) */
+  pid_t pid; /* the process that started the thread (fork: not its child) */
   int running;
-  int stop;                   /* atomic */
-  uint64_t mapped;            /* written under lock (atomic: the thread polls it) */
+  int stop;        /* atomic */
+  uint64_t mapped; /* written under lock (atomic: the thread polls it) */
   uint64_t peak, events, trims, trimmed, refusals;
-  uint64_t wakeups;           /* atomic: written by the thread only */
+  uint64_t wakeups; /* atomic: written by the thread only */
   uint64_t refused_target, refused_at;
 };
 
@@ -141,8 +141,8 @@ static void *service(void *arg) {
   return NULL;
 }
 
-dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const dm_grow_ops_t *ops,
-                             void *ctx, int *err) {
+dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const dm_grow_ops_t *ops, void *ctx,
+                             int *err) {
   *err = -1;
   if (!cfg->step || cfg->step % DM_GROW_BYTES || cfg->pool_bytes < DM_GROW_BYTES) return NULL;
   dm_grower_t *g = calloc(1, sizeof *g);

@@ -38,17 +38,17 @@
 struct dm_rt_growth {
   CUcontext ctx;
   CUdevice dev;
-  CUdeviceptr va;              /* reserved range: pool then metadata */
+  CUdeviceptr va; /* reserved range: pool then metadata */
   size_t va_bytes;
-  size_t meta_bytes;           /* mapped at va + pool_bytes */
+  size_t meta_bytes; /* mapped at va + pool_bytes */
   CUmemGenericAllocationHandle meta;
   CUmemGenericAllocationHandle *steps; /* one per step of the pool */
   size_t nsteps;
   uint64_t step;
-  dm_grow_host_t *ghost;       /* host address of the shared block (a registered page) */
+  dm_grow_host_t *ghost; /* host address of the shared block (a registered page) */
   int registered;
   dm_grower_t *grower;
-  CUmodule trim_mod;           /* the trim kernel's module, loaded at the first trim */
+  CUmodule trim_mod; /* the trim kernel's module, loaded at the first trim */
   CUfunction trim_fn;
 };
 
@@ -129,7 +129,7 @@ static void teardown(devmalloc_heap_t *h) {
   struct dm_rt_growth *g = h->growth;
   if (g) {
     if (h->stream) cuStreamSynchronize(h->stream); /* a trim kernel writes the shared page */
-    if (g->grower) dm_grower_stop(g->grower); /* unmaps the pool's steps */
+    if (g->grower) dm_grower_stop(g->grower);      /* unmaps the pool's steps */
     if (g->trim_mod) cuModuleUnload(g->trim_mod);
     if (g->meta) {
       cuMemUnmap(g->va + h->layout.pool_bytes, g->meta_bytes);
@@ -266,15 +266,13 @@ devmalloc_status_t devmalloc_heap_create_growing(CUcontext ctx, const devmalloc_
   }
   memset(hp, 0, 4096);
   g->ghost = hp;
-  if (cuMemHostRegister(hp, 4096, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE) !=
-      CUDA_SUCCESS)
+  if (cuMemHostRegister(hp, 4096, CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_PORTABLE) != CUDA_SUCCESS)
     goto fail;
   g->registered = 1;
   CUdeviceptr ghost_dev = 0;
   if (cuMemHostGetDevicePointer(&ghost_dev, hp, 0) != CUDA_SUCCESS) goto fail;
   h->base = g->va;
-  if (cuMemsetD8Async(g->va + h->layout.pool_bytes, 0, g->meta_bytes, h->stream) != CUDA_SUCCESS)
-    goto fail;
+  if (cuMemsetD8Async(g->va + h->layout.pool_bytes, 0, g->meta_bytes, h->stream) != CUDA_SUCCESS) goto fail;
   dm_heap_build(&h->layout, g->va, h->bytes, &h->image);
   h->image.ghost = (dm_grow_host_t *)(uintptr_t)ghost_dev;
   h->image.grow_step = step;

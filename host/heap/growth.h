@@ -28,10 +28,10 @@ typedef struct dm_grow_ops {
 } dm_grow_ops_t;
 
 typedef struct dm_grow_cfg {
-  uint64_t pool_bytes;  /* the reserved pool (a multiple of the step is not required) */
-  uint64_t initial;     /* mapped at start (rounded up to the step) */
-  uint64_t step;        /* unit of mapping and unmapping (multiple of DM_GROW_BYTES) */
-  uint64_t poll_ns;     /* service thread's polling period (while there is work) */
+  uint64_t pool_bytes; /* the reserved pool (a multiple of the step is not required) */
+  uint64_t initial;    /* mapped at start (rounded up to the step) */
+  uint64_t step;       /* unit of mapping and unmapping (multiple of DM_GROW_BYTES) */
+  uint64_t poll_ns;    /* service thread's polling period (while there is work) */
 } dm_grow_cfg_t;
 
 /* The idle service thread doubles its sleep after each pass with nothing to
@@ -44,8 +44,8 @@ typedef struct dm_grower dm_grower_t;
 /* Map cfg->initial and start the service thread over shared block x (alive
  * set). NULL on failure (nothing left mapped); *err says why (1: out of
  * memory, -1 other). */
-dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const dm_grow_ops_t *ops,
-                             void *ctx, int *err);
+dm_grower_t *dm_grower_start(dm_grow_host_t *x, const dm_grow_cfg_t *cfg, const dm_grow_ops_t *ops, void *ctx,
+                             int *err);
 
 /* Trim: take free memory at the top back and unmap it, keeping at least
  * `keep` bytes (and the initial size) mapped. `launch(arg, floor, unit)`
@@ -69,13 +69,13 @@ uint64_t dm_grower_trim(dm_grower_t *g, uint64_t keep,
 void dm_grower_stop(dm_grower_t *g);
 
 typedef struct dm_grower_stats {
-  uint64_t mapped;      /* pool bytes mapped now */
-  uint64_t peak;        /* most pool bytes mapped at once */
-  uint64_t events;      /* times the pool grew (initial mapping not counted) */
-  uint64_t trims;       /* times a trim unmapped something */
-  uint64_t trimmed;     /* bytes trims unmapped */
-  uint64_t refusals;    /* targets the host could not reach (device full / maximum) */
-  uint64_t wakeups;     /* passes of the service thread (it backs off when idle) */
+  uint64_t mapped;   /* pool bytes mapped now */
+  uint64_t peak;     /* most pool bytes mapped at once */
+  uint64_t events;   /* times the pool grew (initial mapping not counted) */
+  uint64_t trims;    /* times a trim unmapped something */
+  uint64_t trimmed;  /* bytes trims unmapped */
+  uint64_t refusals; /* targets the host could not reach (device full / maximum) */
+  uint64_t wakeups;  /* passes of the service thread (it backs off when idle) */
 } dm_grower_stats_t;
 void dm_grower_stats(dm_grower_t *g, dm_grower_stats_t *out);
 

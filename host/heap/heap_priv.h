@@ -9,17 +9,17 @@
 #include "devmalloc.h"
 #include "dm_internal.h"
 
-struct dm_rt_growth;              /* heap/growth.c */
+struct dm_rt_growth; /* heap/growth.c */
 
 struct devmalloc_heap {
   CUcontext ctx;
-  CUdeviceptr mem;      /* what cuMemAlloc returned (0: a heap that grows) */
-  CUdeviceptr base;     /* POOL_ALIGN-aligned start of the heap inside mem */
+  CUdeviceptr mem;  /* what cuMemAlloc returned (0: a heap that grows) */
+  CUdeviceptr base; /* POOL_ALIGN-aligned start of the heap inside mem */
   size_t bytes;
   dm_layout_t layout;
-  dm_heap_t image;      /* the dm_heap_t as written to the device */
-  CUdeviceptr desc;     /* device address of that dm_heap_t */
-  CUstream stream;      /* private, non-blocking */
+  dm_heap_t image;             /* the dm_heap_t as written to the device */
+  CUdeviceptr desc;            /* device address of that dm_heap_t */
+  CUstream stream;             /* private, non-blocking */
   struct dm_rt_growth *growth; /* NULL: a fixed heap */
   /* growth.c's part of stats (mapped bytes, events, ...) and destruction,
    * called through pointers so that programs making only fixed heaps do not

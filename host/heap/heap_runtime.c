@@ -71,8 +71,7 @@ uint32_t dm_rt_arena_count(uint64_t heap_bytes) {
   CUdevice dev;
   int sms = 0;
   if (cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
-      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
-      sms <= 0)
+      cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS || sms <= 0)
     sms = 1;
   return dm_arenas_for(heap_bytes, (uint32_t)sms);
 }
@@ -169,12 +168,10 @@ devmalloc_status_t devmalloc_heap_set_check(devmalloc_heap_t *h, int on) {
   return write_heap_u32(h, offsetof(dm_heap_t, check), on ? 1u : 0u);
 }
 
-static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdeviceptr addr,
-                                      size_t size) {
+static devmalloc_status_t bind_global(devmalloc_heap_t *h, CUresult found, CUdeviceptr addr, size_t size) {
   if (found == CUDA_ERROR_NOT_FOUND) return DEVMALLOC_ENOTFOUND;
   if (found != CUDA_SUCCESS || size != sizeof(CUdeviceptr)) return DEVMALLOC_ECUDA;
-  return copy_to_device(h, addr, &h->desc, sizeof h->desc) == CUDA_SUCCESS ? DEVMALLOC_OK
-                                                                            : DEVMALLOC_ECUDA;
+  return copy_to_device(h, addr, &h->desc, sizeof h->desc) == CUDA_SUCCESS ? DEVMALLOC_OK : DEVMALLOC_ECUDA;
 }
 
 /* Bind to a module (library == NULL) or a library (module == NULL). */
@@ -221,14 +218,15 @@ devmalloc_status_t devmalloc_heap_stats(devmalloc_heap_t *h, devmalloc_stats_t *
   dm_layout_t *L = &h->layout;
   size_t n = (size_t)(L->hstats_off + sizeof(dm_heap_stats_t) - L->astats_off);
   char *buf = malloc(n);
-  if (!buf) st = DEVMALLOC_ENOMEM;
-  else if (copy_from_device(h, buf, h->base + L->astats_off, n) != CUDA_SUCCESS) st = DEVMALLOC_ECUDA;
-  else
-  {
+  if (!buf)
+    st = DEVMALLOC_ENOMEM;
+  else if (copy_from_device(h, buf, h->base + L->astats_off, n) != CUDA_SUCCESS)
+    st = DEVMALLOC_ECUDA;
+  else {
     const dm_heap_stats_t *hs = (const dm_heap_stats_t *)(buf + (L->hstats_off - L->astats_off));
     dm_heap_read_stats(&h->image, (const dm_arena_stats_t *)buf, hs, out);
     out->footprint_bytes = hs->footprint;
-    out->mapped_bytes = out->heap_bytes;   /* one fixed allocation */
+    out->mapped_bytes = out->heap_bytes; /* one fixed allocation */
     out->growth_events = 0;
     out->max_bytes = out->pool_bytes;
     out->mapped_peak = out->mapped_bytes;

@@ -31,7 +31,7 @@
 typedef struct dm_chunk {
   uint64_t raw_base; /* as the source gave it */
   size_t raw_bytes;
-  uint64_t base;     /* aligned usable range */
+  uint64_t base; /* aligned usable range */
   uint64_t bytes;
   struct dm_chunk *next;
 } dm_chunk_t;
@@ -40,7 +40,7 @@ typedef struct dm_seg {
   dm_tnode_t by_addr; /* k1 = address */
   dm_tnode_t by_size; /* k1 = size, k2 = address; only while free */
   uint64_t size;
-  uint64_t req;       /* requested bytes while used */
+  uint64_t req; /* requested bytes while used */
   dm_chunk_t *chunk;
   struct dm_seg *next_free; /* host free list of segment structs */
   int used;
@@ -70,12 +70,8 @@ struct dm_pool {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-static inline uint64_t round_up(uint64_t x, uint64_t a) {
-  return (x + a - 1) & ~(a - 1);
-}
-static inline size_t round_up_any(size_t x, size_t g) {
-  return (x + g - 1) / g * g;
-}
+static inline uint64_t round_up(uint64_t x, uint64_t a) { return (x + a - 1) & ~(a - 1); }
+static inline size_t round_up_any(size_t x, size_t g) { return (x + g - 1) / g * g; }
 static inline size_t round_down_any(size_t x, size_t g) { return x / g * g; }
 static inline int is_pow2(size_t x) { return x && !(x & (x - 1)); }
 
@@ -85,8 +81,10 @@ static void report_default(void *ctx, const char *line) {
 }
 
 static void report(dm_pool_t *p, const char *line) {
-  if (p->cfg.report) p->cfg.report(p->cfg.report_ctx, line);
-  else report_default(NULL, line);
+  if (p->cfg.report)
+    p->cfg.report(p->cfg.report_ctx, line);
+  else
+    report_default(NULL, line);
 }
 
 static dm_seg_t *seg_new(dm_pool_t *p) {
@@ -147,8 +145,8 @@ static int add_chunk(dm_pool_t *p, size_t bytes) {
     p->src.chunk_free(p->src.ctx, raw, bytes);
     return DM_POOL_ENOMEM;
   }
-  *c = (dm_chunk_t){.raw_base = raw, .raw_bytes = bytes, .base = base,
-                    .bytes = end - base, .next = p->chunks};
+  *c =
+      (dm_chunk_t){.raw_base = raw, .raw_bytes = bytes, .base = base, .bytes = end - base, .next = p->chunks};
   p->chunks = c;
   s->by_addr.k1 = base;
   s->size = c->bytes;
@@ -209,7 +207,10 @@ static void first_chunk(dm_pool_t *p, uint64_t need) {
   size_t sz = round_down_any(avail - reserve, g);
   size_t got = 0;
   for (int i = 0; i < DM_POOL_AUTO_TRIES && sz >= min && sz >= g; i++) {
-    if (add_chunk(p, sz) == DM_POOL_OK) { got = sz; break; }
+    if (add_chunk(p, sz) == DM_POOL_OK) {
+      got = sz;
+      break;
+    }
     sz = round_down_any(sz - sz / 8, g);
   }
   p->grow_bytes = p->cfg.grow_bytes ? p->cfg.grow_bytes : got / 8;
@@ -256,23 +257,18 @@ static void take(dm_pool_t *p, dm_seg_t *s, uint64_t need, size_t req) {
   p->st.used_segments++;
   p->st.used_bytes += s->size;
   p->st.requested_bytes += req;
-  if (p->st.used_bytes > p->st.peak_used_bytes)
-    p->st.peak_used_bytes = p->st.used_bytes;
+  if (p->st.used_bytes > p->st.peak_used_bytes) p->st.peak_used_bytes = p->st.used_bytes;
 }
 
 /* ---- public API ------------------------------------------------------- */
 
-int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
-                   dm_pool_t **out) {
-  if (!cfg || !src || !out || !src->chunk_alloc || !src->chunk_free)
-    return DM_POOL_EINVAL;
+int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src, dm_pool_t **out) {
+  if (!cfg || !src || !out || !src->chunk_alloc || !src->chunk_free) return DM_POOL_EINVAL;
   size_t align = cfg->alignment ? cfg->alignment : DM_POOL_MIN_ALIGN;
   size_t granule = cfg->granule ? cfg->granule : DM_POOL_DEFAULT_GRANULE;
-  if (!is_pow2(align) || align < DM_POOL_MIN_ALIGN || granule % align)
-    return DM_POOL_EINVAL;
+  if (!is_pow2(align) || align < DM_POOL_MIN_ALIGN || granule % align) return DM_POOL_EINVAL;
   /* Sizes are rounded up to the granule: one that would wrap is refused. */
-  if (cfg->initial_bytes > SIZE_MAX - granule || cfg->grow_bytes > SIZE_MAX - granule)
-    return DM_POOL_EINVAL;
+  if (cfg->initial_bytes > SIZE_MAX - granule || cfg->grow_bytes > SIZE_MAX - granule) return DM_POOL_EINVAL;
   dm_pool_t *p = calloc(1, sizeof *p);
   if (!p) return DM_POOL_ENOMEM;
   if (pthread_mutex_init(&p->lock, NULL) != 0) {
@@ -290,9 +286,12 @@ int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
 }
 
 void dm_pool_fork_lock(dm_pool_t *p, int take) {
-  if (take > 0) pthread_mutex_lock(&p->lock);
-  else if (take == 0) pthread_mutex_unlock(&p->lock);
-  else pthread_mutex_init(&p->lock, NULL);
+  if (take > 0)
+    pthread_mutex_lock(&p->lock);
+  else if (take == 0)
+    pthread_mutex_unlock(&p->lock);
+  else
+    pthread_mutex_init(&p->lock, NULL);
 }
 
 void dm_pool_destroy(dm_pool_t *p) {
@@ -350,14 +349,16 @@ int dm_pool_free(dm_pool_t *p, uint64_t addr, size_t *bytes) {
   }
   if (!s->used || SEG_ADDR(s) != addr) {
     int dbl = !s->used;
-    if (dbl) p->st.double_frees++;
-    else p->st.invalid_frees++;
+    if (dbl)
+      p->st.double_frees++;
+    else
+      p->st.invalid_frees++;
     snprintf(msg, sizeof msg,
-             "devmalloc pool%s%s: %s 0x%" PRIx64 " (in %s segment 0x%" PRIx64
-             " of %" PRIu64 " bytes); ignored",
+             "devmalloc pool%s%s: %s 0x%" PRIx64 " (in %s segment 0x%" PRIx64 " of %" PRIu64
+             " bytes); ignored",
              p->cfg.name ? " " : "", p->cfg.name ? p->cfg.name : "",
-             dbl ? "double free of" : "free of a pointer inside an allocation,",
-             addr, dbl ? "free" : "used", SEG_ADDR(s), s->size);
+             dbl ? "double free of" : "free of a pointer inside an allocation,", addr, dbl ? "free" : "used",
+             SEG_ADDR(s), s->size);
     pthread_mutex_unlock(&p->lock);
     report(p, msg);
     return dbl ? DM_POOL_EDOUBLE : DM_POOL_EINVAL;
@@ -430,8 +431,7 @@ void dm_pool_get_stats(dm_pool_t *p, dm_pool_stats_t *out) {
 }
 
 void dm_pool_walk(dm_pool_t *p,
-                  void (*fn)(void *arg, uint64_t addr, uint64_t size, int used,
-                             uint64_t chunk_base),
+                  void (*fn)(void *arg, uint64_t addr, uint64_t size, int used, uint64_t chunk_base),
                   void *arg) {
   pthread_mutex_lock(&p->lock);
   for (dm_tnode_t *n = dm_tree_first(&p->by_addr); n; n = dm_tree_next(n)) {
@@ -455,31 +455,80 @@ int dm_pool_check(dm_pool_t *p, const char **why) {
   for (dm_chunk_t *c = p->chunks; c; c = c->next) {
     nch++;
     cbytes += c->bytes;
-    if (c->base % p->align || c->bytes % p->align) { *why = "chunk alignment"; rc = DM_POOL_EINVAL; goto out; }
+    if (c->base % p->align || c->bytes % p->align) {
+      *why = "chunk alignment";
+      rc = DM_POOL_EINVAL;
+      goto out;
+    }
     dm_tnode_t *n = dm_tree_find(&p->by_addr, c->base, 0);
     uint64_t at = c->base;
     int prev_free = 0;
     while (n) {
       dm_seg_t *s = DM_TREE_ENTRY(n, dm_seg_t, by_addr);
       if (s->chunk != c) break;
-      if (SEG_ADDR(s) != at) { *why = "segments do not tile the chunk"; rc = DM_POOL_EINVAL; goto out; }
-      if (s->size == 0 || s->size % p->align) { *why = "segment size alignment"; rc = DM_POOL_EINVAL; goto out; }
+      if (SEG_ADDR(s) != at) {
+        *why = "segments do not tile the chunk";
+        rc = DM_POOL_EINVAL;
+        goto out;
+      }
+      if (s->size == 0 || s->size % p->align) {
+        *why = "segment size alignment";
+        rc = DM_POOL_EINVAL;
+        goto out;
+      }
       int in_size = dm_tree_find(&p->by_size, s->size, SEG_ADDR(s)) == &s->by_size;
-      if (s->used == in_size) { *why = "free tree membership"; rc = DM_POOL_EINVAL; goto out; }
-      if (!s->used && prev_free) { *why = "adjacent free segments not merged"; rc = DM_POOL_EINVAL; goto out; }
-      if (s->used) { nused++; used += s->size; req += s->req; if (s->req > s->size || s->req == 0) { *why = "requested size"; rc = DM_POOL_EINVAL; goto out; } }
-      else nfree++;
+      if (s->used == in_size) {
+        *why = "free tree membership";
+        rc = DM_POOL_EINVAL;
+        goto out;
+      }
+      if (!s->used && prev_free) {
+        *why = "adjacent free segments not merged";
+        rc = DM_POOL_EINVAL;
+        goto out;
+      }
+      if (s->used) {
+        nused++;
+        used += s->size;
+        req += s->req;
+        if (s->req > s->size || s->req == 0) {
+          *why = "requested size";
+          rc = DM_POOL_EINVAL;
+          goto out;
+        }
+      } else
+        nfree++;
       prev_free = !s->used;
       nseg++;
       at += s->size;
       n = dm_tree_next(n);
     }
-    if (at != c->base + c->bytes) { *why = "chunk not covered"; rc = DM_POOL_EINVAL; goto out; }
+    if (at != c->base + c->bytes) {
+      *why = "chunk not covered";
+      rc = DM_POOL_EINVAL;
+      goto out;
+    }
   }
-  if (nseg != p->by_addr.count) { *why = "segments outside chunks"; rc = DM_POOL_EINVAL; goto out; }
-  if (nfree != p->by_size.count || nfree != p->st.free_segments) { *why = "free segment count"; rc = DM_POOL_EINVAL; goto out; }
-  if (nused != p->st.used_segments || used != p->st.used_bytes || req != p->st.requested_bytes) { *why = "used gauges"; rc = DM_POOL_EINVAL; goto out; }
-  if (nch != p->st.chunks || cbytes != p->st.chunk_bytes) { *why = "chunk gauges"; rc = DM_POOL_EINVAL; goto out; }
+  if (nseg != p->by_addr.count) {
+    *why = "segments outside chunks";
+    rc = DM_POOL_EINVAL;
+    goto out;
+  }
+  if (nfree != p->by_size.count || nfree != p->st.free_segments) {
+    *why = "free segment count";
+    rc = DM_POOL_EINVAL;
+    goto out;
+  }
+  if (nused != p->st.used_segments || used != p->st.used_bytes || req != p->st.requested_bytes) {
+    *why = "used gauges";
+    rc = DM_POOL_EINVAL;
+    goto out;
+  }
+  if (nch != p->st.chunks || cbytes != p->st.chunk_bytes) {
+    *why = "chunk gauges";
+    rc = DM_POOL_EINVAL;
+    goto out;
+  }
 out:
   pthread_mutex_unlock(&p->lock);
   return rc;
@@ -488,8 +537,7 @@ out:
 void dm_pool_stats_print(const dm_pool_stats_t *s, FILE *f, const char *title) {
   if (!f) f = stderr;
   fprintf(f, "%s:\n", title ? title : "devmalloc pool");
-#define DM_POOL_PRINT(name, doc) \
-  fprintf(f, "  %-18s %14" PRIu64 "   # %s\n", #name, s->name, doc);
+#define DM_POOL_PRINT(name, doc) fprintf(f, "  %-18s %14" PRIu64 "   # %s\n", #name, s->name, doc);
   DM_POOL_COUNTERS(DM_POOL_PRINT)
   DM_POOL_GAUGES(DM_POOL_PRINT)
 #undef DM_POOL_PRINT

@@ -65,14 +65,14 @@ typedef struct dm_pool_source {
 typedef void (*dm_pool_report_fn)(void *ctx, const char *line);
 
 typedef struct dm_pool_config {
-  size_t initial_bytes; /* first chunk; 0: auto (largest the source gives) */
-  size_t grow_bytes;    /* preferred size of later chunks; 0: see below */
-  size_t alignment;     /* power of two >= 256; 0: 256 */
-  size_t granule;       /* chunk sizes are multiples of it; 0: 2 MiB */
-  size_t auto_reserve;  /* auto mode leaves this much of avail(); 0: default */
+  size_t initial_bytes;     /* first chunk; 0: auto (largest the source gives) */
+  size_t grow_bytes;        /* preferred size of later chunks; 0: see below */
+  size_t alignment;         /* power of two >= 256; 0: 256 */
+  size_t granule;           /* chunk sizes are multiples of it; 0: 2 MiB */
+  size_t auto_reserve;      /* auto mode leaves this much of avail(); 0: default */
   dm_pool_report_fn report; /* NULL: one line on stderr */
   void *report_ctx;
-  const char *name;     /* used in reports and stats titles */
+  const char *name; /* used in reports and stats titles */
 } dm_pool_config_t;
 /* Defaults: grow_bytes = initial_bytes, or in auto mode 1/8 of the first
  * chunk (at least 64 MiB); auto_reserve = max(256 MiB, avail/32), at most
@@ -91,14 +91,14 @@ typedef struct dm_pool_config {
   X(splits, "segments split on allocation")                                   \
   X(merges, "segments merged on free")
 
-#define DM_POOL_GAUGES(X)                                                     \
-  X(chunks, "chunks held")                                                    \
-  X(chunk_bytes, "bytes held in chunks")                                      \
-  X(used_bytes, "bytes in used segments (aligned sizes)")                     \
-  X(peak_used_bytes, "peak of used_bytes")                                    \
-  X(requested_bytes, "bytes requested by live allocations")                   \
-  X(used_segments, "live allocations")                                        \
-  X(free_segments, "free segments")                                           \
+#define DM_POOL_GAUGES(X)                                   \
+  X(chunks, "chunks held")                                  \
+  X(chunk_bytes, "bytes held in chunks")                    \
+  X(used_bytes, "bytes in used segments (aligned sizes)")   \
+  X(peak_used_bytes, "peak of used_bytes")                  \
+  X(requested_bytes, "bytes requested by live allocations") \
+  X(used_segments, "live allocations")                      \
+  X(free_segments, "free segments")                         \
   X(largest_free, "largest free segment")
 
 typedef struct dm_pool_stats {
@@ -110,8 +110,7 @@ typedef struct dm_pool_stats {
 
 /* Create an empty pool (no device memory yet). DM_POOL_EINVAL for a bad
  * alignment or missing callbacks, DM_POOL_ENOMEM if host memory ran out. */
-int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src,
-                   dm_pool_t **out);
+int dm_pool_create(const dm_pool_config_t *cfg, const dm_pool_source_t *src, dm_pool_t **out);
 /* Give every chunk back to the source and free the pool. Live allocations
  * become invalid. */
 void dm_pool_destroy(dm_pool_t *p);
@@ -147,8 +146,7 @@ int dm_pool_check(dm_pool_t *p, const char **why);
 
 /* Walk the segments in address order (tests): calls fn for each. */
 void dm_pool_walk(dm_pool_t *p,
-                  void (*fn)(void *arg, uint64_t addr, uint64_t size,
-                             int used, uint64_t chunk_base),
+                  void (*fn)(void *arg, uint64_t addr, uint64_t size, int used, uint64_t chunk_base),
                   void *arg);
 
 const char *dm_pool_strerror(int err);

@@ -25,8 +25,9 @@ int dm_pool_parse_option(const char *s, dm_pool_mode_t *mode, size_t *bytes) {
   }
   dm_opt_pool_t v;
   if (dm_parse_pool(p, &v) || v.bytes > SIZE_MAX) return DM_POOL_EINVAL;
-  *mode = v.mode == DM_OPT_POOL_OFF ? DM_POOL_MODE_OFF
-        : v.mode == DM_OPT_POOL_AUTO ? DM_POOL_MODE_AUTO : DM_POOL_MODE_BYTES;
+  *mode = v.mode == DM_OPT_POOL_OFF    ? DM_POOL_MODE_OFF
+          : v.mode == DM_OPT_POOL_AUTO ? DM_POOL_MODE_AUTO
+                                       : DM_POOL_MODE_BYTES;
   if (v.mode == DM_OPT_POOL_BYTES) *bytes = (size_t)v.bytes;
   return DM_POOL_OK;
 }

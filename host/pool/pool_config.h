@@ -11,8 +11,8 @@
 
 typedef enum dm_pool_mode {
   DM_POOL_MODE_OFF = 0,
-  DM_POOL_MODE_AUTO = 1,  /* first chunk: the largest the device gives */
-  DM_POOL_MODE_BYTES = 2  /* first chunk: a configured size */
+  DM_POOL_MODE_AUTO = 1, /* first chunk: the largest the device gives */
+  DM_POOL_MODE_BYTES = 2 /* first chunk: a configured size */
 } dm_pool_mode_t;
 
 /* Parse `s`: NULL, "", "off", "no", "false", "0" -> off; "auto", "on",

@@ -44,7 +44,7 @@ typedef struct dm_pool_settings {
   size_t bytes;
   int sync_free;
   void (*log)(const char *line);
-  int given;               /* set by dm_pool_hooks_settings */
+  int given; /* set by dm_pool_hooks_settings */
 } dm_pool_settings_t;
 void dm_pool_hooks_settings(const dm_pool_settings_t *s);
 
@@ -62,13 +62,13 @@ void dm_pool_hooks_forget_context(CUcontext ctx);
 /* Destroy every pool, freeing its chunks through the driver (tests, bench). */
 void dm_pool_hooks_shutdown(void);
 
-#define DM_POOL_HOOK_COUNTERS(X)                                               \
-  X(pools_created, "per-context pools created")                               \
+#define DM_POOL_HOOK_COUNTERS(X)                                                  \
+  X(pools_created, "per-context pools created")                                   \
   X(fallback_allocs, "allocations the pool could not serve, given to the driver") \
-  X(passthrough_allocs, "allocations passed through (size 0 or no context)")  \
-  X(passthrough_frees, "frees of pointers not from a pool, given to the driver") \
-  X(foreign_frees, "of those, rejected by the driver (reported)")             \
-  X(pool_rejected_frees, "double or interior frees in a pool (reported)")     \
+  X(passthrough_allocs, "allocations passed through (size 0 or no context)")      \
+  X(passthrough_frees, "frees of pointers not from a pool, given to the driver")  \
+  X(foreign_frees, "of those, rejected by the driver (reported)")                 \
+  X(pool_rejected_frees, "double or interior frees in a pool (reported)")         \
   X(free_syncs, "context synchronizations before a pooled free")
 
 typedef struct dm_pool_hook_stats {

@@ -75,11 +75,11 @@ static struct {
   ctx_pool_t *pools;
   dm_pool_driver_t drv;
   int drv_looked_up;
-  _Atomic int mode;      /* dm_pool_mode_t */
+  _Atomic int mode; /* dm_pool_mode_t */
   _Atomic size_t bytes;
   _Atomic int sync_free;
   _Atomic int create_warned;
-  dm_pool_settings_t settings;  /* given by the shim (settings.given) */
+  dm_pool_settings_t settings; /* given by the shim (settings.given) */
   _Atomic(dm_real_mem_free_fn) seen_free;
   _Atomic(dm_real_mem_get_info_fn) seen_get_info;
 #define DM_POOL_HOOK_ATOMIC(name, doc) _Atomic uint64_t name;
@@ -100,8 +100,7 @@ static const char *option_value(const char *name) { return secure_getenv(name); 
 
 /* Messages go to the shim's log when it gives one, else to stderr (the
  * pool's own tests and benchmark). */
-__attribute__((format(printf, 1, 2)))
-static void warn(const char *fmt, ...) {
+__attribute__((format(printf, 1, 2))) static void warn(const char *fmt, ...) {
   char line[256];
   va_list ap;
   va_start(ap, fmt);
@@ -116,8 +115,7 @@ static void warn(const char *fmt, ...) {
 static int apply_config(const char *value, int sync_free) {
   dm_pool_mode_t mode = DM_POOL_MODE_OFF;
   size_t bytes = 0;
-  if (dm_pool_parse_option(value, &mode, &bytes) != DM_POOL_OK)
-    return DM_POOL_EINVAL;
+  if (dm_pool_parse_option(value, &mode, &bytes) != DM_POOL_OK) return DM_POOL_EINVAL;
   atomic_store(&g.bytes, bytes);
   atomic_store(&g.sync_free, sync_free);
   atomic_store(&g.mode, (int)mode);
@@ -188,21 +186,17 @@ void dm_pool_hooks_set_driver(const dm_pool_driver_t *drv) {
 static void lookup_driver_locked(void) {
   if (g.drv_looked_up) return;
   g.drv_looked_up = 1;
-  if (g.drv.ctx_get_current && g.drv.ctx_synchronize && g.drv.mem_get_info &&
-      g.drv.mem_free && g.drv.ctx_push_current && g.drv.ctx_pop_current)
+  if (g.drv.ctx_get_current && g.drv.ctx_synchronize && g.drv.mem_get_info && g.drv.mem_free &&
+      g.drv.ctx_push_current && g.drv.ctx_pop_current)
     return;
   void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
   if (!h) h = dlopen("libcuda.so.1", RTLD_LAZY);
   if (!h) return;
-  if (!g.drv.ctx_get_current)
-    *(void **)&g.drv.ctx_get_current = dlsym(h, "cuCtxGetCurrent");
-  if (!g.drv.ctx_synchronize)
-    *(void **)&g.drv.ctx_synchronize = dlsym(h, "cuCtxSynchronize");
-  if (!g.drv.mem_get_info)
-    *(void **)&g.drv.mem_get_info = dlsym(h, "cuMemGetInfo_v2");
+  if (!g.drv.ctx_get_current) *(void **)&g.drv.ctx_get_current = dlsym(h, "cuCtxGetCurrent");
+  if (!g.drv.ctx_synchronize) *(void **)&g.drv.ctx_synchronize = dlsym(h, "cuCtxSynchronize");
+  if (!g.drv.mem_get_info) *(void **)&g.drv.mem_get_info = dlsym(h, "cuMemGetInfo_v2");
   if (!g.drv.mem_free) *(void **)&g.drv.mem_free = dlsym(h, "cuMemFree_v2");
-  if (!g.drv.ctx_push_current)
-    *(void **)&g.drv.ctx_push_current = dlsym(h, "cuCtxPushCurrent_v2");
+  if (!g.drv.ctx_push_current) *(void **)&g.drv.ctx_push_current = dlsym(h, "cuCtxPushCurrent_v2");
   if (!g.drv.ctx_pop_current) *(void **)&g.drv.ctx_pop_current = dlsym(h, "cuCtxPopCurrent_v2");
 }
 
@@ -292,17 +286,18 @@ static ctx_pool_t *new_pool_locked(CUcontext ctx) {
   ctx_pool_t *cp = calloc(1, sizeof *cp);
   if (!cp) return NULL;
   snprintf(cp->name, sizeof cp->name, "context %p", (void *)ctx);
-  dm_pool_config_t cfg = {
-      .initial_bytes = atomic_load(&g.mode) == DM_POOL_MODE_BYTES ? atomic_load(&g.bytes) : 0,
-      .name = cp->name};
-  dm_pool_source_t src = {.ctx = cp, .chunk_alloc = src_chunk_alloc,
-                          .chunk_free = src_chunk_free, .avail = src_avail};
+  dm_pool_config_t cfg = {.initial_bytes =
+                              atomic_load(&g.mode) == DM_POOL_MODE_BYTES ? atomic_load(&g.bytes) : 0,
+                          .name = cp->name};
+  dm_pool_source_t src = {
+      .ctx = cp, .chunk_alloc = src_chunk_alloc, .chunk_free = src_chunk_free, .avail = src_avail};
   cp->ctx = ctx;
   cp->refs = 1;
   if (dm_pool_create(&cfg, &src, &cp->pool) != DM_POOL_OK) {
     if (!atomic_exchange(&g.create_warned, 1))
       warn("pool: a pool of %zu bytes cannot be made (the size rounds past the address "
-           "space); cuMemAlloc goes to the driver", (size_t)cfg.initial_bytes);
+           "space); cuMemAlloc goes to the driver",
+           (size_t)cfg.initial_bytes);
     free(cp);
     return NULL;
   }
@@ -356,8 +351,7 @@ void dm_pool_hooks_shutdown(void) { unlink_pools(NULL, 1, 0); }
 
 /* ---- hooks ------------------------------------------------------------- */
 
-CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes,
-                           dm_real_mem_alloc_fn real_alloc) {
+CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes, dm_real_mem_alloc_fn real_alloc) {
   if (!dm_pool_hooks_enabled() || tl_in_pool) return real_alloc(dptr, bytes);
   if (!dptr || bytes == 0) {
     COUNT(passthrough_allocs);
@@ -385,11 +379,9 @@ CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes,
   return real_alloc(dptr, bytes);
 }
 
-CUresult dm_pool_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
-                                 size_t height, unsigned int elem,
-                                 dm_real_mem_alloc_fn real_alloc) {
-  if (!dptr || !pitch || width == 0 || height == 0 ||
-      (elem != 4 && elem != 8 && elem != 16))
+CUresult dm_pool_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                                 unsigned int elem, dm_real_mem_alloc_fn real_alloc) {
+  if (!dptr || !pitch || width == 0 || height == 0 || (elem != 4 && elem != 8 && elem != 16))
     return CUDA_ERROR_INVALID_VALUE;
   size_t p = (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
   if (p < width || height > SIZE_MAX / p) return CUDA_ERROR_INVALID_VALUE;
@@ -400,8 +392,7 @@ CUresult dm_pool_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
 
 CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free) {
   if (real_free) atomic_store(&g.seen_free, real_free);
-  if (!dm_pool_hooks_enabled() || tl_in_pool || dptr == 0)
-    return real_free(dptr);
+  if (!dm_pool_hooks_enabled() || tl_in_pool || dptr == 0) return real_free(dptr);
   /* Find the pool holding dptr: any context's (UVA addresses are unique). */
   pthread_mutex_lock(&g.lock);
   lookup_driver_locked();
@@ -416,7 +407,8 @@ CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free) {
     if (r == CUDA_ERROR_INVALID_VALUE) {
       COUNT(foreign_frees);
       warn("pool: cuMemFree(0x%llx): not from the pool and the driver rejects it (foreign "
-           "or already freed pointer)", (unsigned long long)dptr);
+           "or already freed pointer)",
+           (unsigned long long)dptr);
     }
     return r;
   }
@@ -436,12 +428,10 @@ CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free) {
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult dm_pool_mem_get_info(size_t *free_b, size_t *total_b,
-                              dm_real_mem_get_info_fn real_get_info) {
+CUresult dm_pool_mem_get_info(size_t *free_b, size_t *total_b, dm_real_mem_get_info_fn real_get_info) {
   if (real_get_info) atomic_store(&g.seen_get_info, real_get_info);
   CUresult r = real_get_info(free_b, total_b);
-  if (r != CUDA_SUCCESS || !dm_pool_hooks_enabled() || tl_in_pool || !free_b)
-    return r;
+  if (r != CUDA_SUCCESS || !dm_pool_hooks_enabled() || tl_in_pool || !free_b) return r;
   dm_pool_driver_t d = driver();
   CUcontext ctx = current_ctx(&d);
   ctx_pool_t *cp = ctx ? get_pool(ctx, 0) : NULL;
@@ -487,8 +477,7 @@ void dm_pool_print_stats(void *file) {
           atomic_load(&g.mode) == DM_POOL_MODE_OFF    ? "off"
           : atomic_load(&g.mode) == DM_POOL_MODE_AUTO ? "auto"
                                                       : "bytes");
-#define DM_POOL_HOOK_PRINT(name, doc) \
-  fprintf(f, "  %-20s %12" PRIu64 "   # %s\n", #name, h.name, doc);
+#define DM_POOL_HOOK_PRINT(name, doc) fprintf(f, "  %-20s %12" PRIu64 "   # %s\n", #name, h.name, doc);
   DM_POOL_HOOK_COUNTERS(DM_POOL_HOOK_PRINT)
 #undef DM_POOL_HOOK_PRINT
 }

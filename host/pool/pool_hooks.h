@@ -17,22 +17,18 @@
 #include <cuda.h>
 
 typedef CUresult (*dm_real_mem_alloc_fn)(CUdeviceptr *dptr, size_t bytes);
-typedef CUresult (*dm_real_mem_alloc_pitch_fn)(CUdeviceptr *dptr, size_t *pitch,
-                                               size_t width, size_t height,
+typedef CUresult (*dm_real_mem_alloc_pitch_fn)(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
                                                unsigned int elem);
 typedef CUresult (*dm_real_mem_free_fn)(CUdeviceptr dptr);
 typedef CUresult (*dm_real_mem_get_info_fn)(size_t *free_b, size_t *total_b);
 
-int      dm_pool_hooks_enabled(void);
-CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes,
-                           dm_real_mem_alloc_fn real_alloc);
-CUresult dm_pool_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width,
-                                 size_t height, unsigned int elem,
-                                 dm_real_mem_alloc_fn real_alloc);
+int dm_pool_hooks_enabled(void);
+CUresult dm_pool_mem_alloc(CUdeviceptr *dptr, size_t bytes, dm_real_mem_alloc_fn real_alloc);
+CUresult dm_pool_mem_alloc_pitch(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                                 unsigned int elem, dm_real_mem_alloc_fn real_alloc);
 CUresult dm_pool_mem_free(CUdeviceptr dptr, dm_real_mem_free_fn real_free);
-CUresult dm_pool_mem_get_info(size_t *free_b, size_t *total_b,
-                              dm_real_mem_get_info_fn real_get_info);
+CUresult dm_pool_mem_get_info(size_t *free_b, size_t *total_b, dm_real_mem_get_info_fn real_get_info);
 /* Print the pools' statistics (called by the shim at exit when stats are on). */
-void     dm_pool_print_stats(void *file);
+void dm_pool_print_stats(void *file);
 
 #endif

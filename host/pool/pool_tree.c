@@ -22,11 +22,13 @@ static inline int key_cmp(uint64_t k1, uint64_t k2, const dm_tnode_t *n) {
 }
 
 /* Make `nw` take `old`'s place under `parent` (or at the root). */
-static void replace_child(dm_tree_t *t, dm_tnode_t *parent, dm_tnode_t *old,
-                          dm_tnode_t *nw) {
-  if (!parent) t->root = nw;
-  else if (parent->left == old) parent->left = nw;
-  else parent->right = nw;
+static void replace_child(dm_tree_t *t, dm_tnode_t *parent, dm_tnode_t *old, dm_tnode_t *nw) {
+  if (!parent)
+    t->root = nw;
+  else if (parent->left == old)
+    parent->left = nw;
+  else
+    parent->right = nw;
   if (nw) nw->parent = parent;
 }
 
@@ -134,8 +136,11 @@ dm_tnode_t *dm_tree_ceil(const dm_tree_t *t, uint64_t k1, uint64_t k2) {
   while (n) {
     int c = key_cmp(k1, k2, n);
     if (c == 0) return n;
-    if (c < 0) { best = n; n = n->left; }
-    else n = n->right;
+    if (c < 0) {
+      best = n;
+      n = n->left;
+    } else
+      n = n->right;
   }
   return best;
 }
@@ -145,21 +150,26 @@ dm_tnode_t *dm_tree_floor(const dm_tree_t *t, uint64_t k1, uint64_t k2) {
   while (n) {
     int c = key_cmp(k1, k2, n);
     if (c == 0) return n;
-    if (c > 0) { best = n; n = n->right; }
-    else n = n->left;
+    if (c > 0) {
+      best = n;
+      n = n->right;
+    } else
+      n = n->left;
   }
   return best;
 }
 
 dm_tnode_t *dm_tree_first(const dm_tree_t *t) {
   dm_tnode_t *n = t->root;
-  if (n) while (n->left) n = n->left;
+  if (n)
+    while (n->left) n = n->left;
   return n;
 }
 
 dm_tnode_t *dm_tree_last(const dm_tree_t *t) {
   dm_tnode_t *n = t->root;
-  if (n) while (n->right) n = n->right;
+  if (n)
+    while (n->right) n = n->right;
   return n;
 }
 
@@ -184,20 +194,34 @@ dm_tnode_t *dm_tree_prev(const dm_tnode_t *n) {
 }
 
 /* Recursive check of the subtree at `n`; returns its height or -1. */
-static int check_node(const dm_tnode_t *n, const dm_tnode_t *parent,
-                      const dm_tnode_t *lo, const dm_tnode_t *hi,
-                      size_t *count, const char **why) {
+static int check_node(const dm_tnode_t *n, const dm_tnode_t *parent, const dm_tnode_t *lo,
+                      const dm_tnode_t *hi, size_t *count, const char **why) {
   if (!n) return 0;
-  if (n->parent != parent) { *why = "bad parent link"; return -1; }
-  if (lo && key_cmp(n->k1, n->k2, lo) <= 0) { *why = "key order"; return -1; }
-  if (hi && key_cmp(n->k1, n->k2, hi) >= 0) { *why = "key order"; return -1; }
+  if (n->parent != parent) {
+    *why = "bad parent link";
+    return -1;
+  }
+  if (lo && key_cmp(n->k1, n->k2, lo) <= 0) {
+    *why = "key order";
+    return -1;
+  }
+  if (hi && key_cmp(n->k1, n->k2, hi) >= 0) {
+    *why = "key order";
+    return -1;
+  }
   (*count)++;
   int a = check_node(n->left, n, lo, n, count, why);
   if (a < 0) return -1;
   int b = check_node(n->right, n, n, hi, count, why);
   if (b < 0) return -1;
-  if (a - b > 1 || b - a > 1) { *why = "AVL balance"; return -1; }
-  if (n->height != (a > b ? a : b) + 1) { *why = "stored height"; return -1; }
+  if (a - b > 1 || b - a > 1) {
+    *why = "AVL balance";
+    return -1;
+  }
+  if (n->height != (a > b ? a : b) + 1) {
+    *why = "stored height";
+    return -1;
+  }
   return n->height;
 }
 
@@ -206,8 +230,10 @@ int dm_tree_check(const dm_tree_t *t, const char **why) {
   size_t count = 0;
   if (!why) why = &dummy;
   *why = NULL;
-  if (check_node(t->root, NULL, NULL, NULL, &count, why) < 0)
+  if (check_node(t->root, NULL, NULL, NULL, &count, why) < 0) return DM_TREE_ECORRUPT;
+  if (count != t->count) {
+    *why = "node count";
     return DM_TREE_ECORRUPT;
-  if (count != t->count) { *why = "node count"; return DM_TREE_ECORRUPT; }
+  }
   return DM_TREE_OK;
 }

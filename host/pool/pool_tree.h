@@ -34,8 +34,7 @@ typedef struct dm_tree {
   size_t count;
 } dm_tree_t;
 
-#define DM_TREE_ENTRY(node, type, member) \
-  ((type *)((char *)(node) - offsetof(type, member)))
+#define DM_TREE_ENTRY(node, type, member) ((type *)((char *)(node)-offsetof(type, member)))
 
 void dm_tree_init(dm_tree_t *t);
 /* Insert `n` with n->k1, n->k2 already set. DM_TREE_EEXIST if the key is

@@ -29,7 +29,10 @@
  */
 #include "shim.h"
 
-typedef struct { int pushed, relaxed; CUstreamCaptureMode mode; } dm_scope_t;
+typedef struct {
+  int pushed, relaxed;
+  CUstreamCaptureMode mode;
+} dm_scope_t;
 
 static void scope_enter(dm_scope_t *s, CUcontext ctx) {
   CUcontext cur = NULL;
@@ -51,9 +54,7 @@ static void scope_leave(dm_scope_t *s) {
   dm_tls_busy--;
 }
 
-static const char *kind_name(dm_owner_kind_t k) {
-  return k == DM_OWNER_LIBRARY ? "library" : "module";
-}
+static const char *kind_name(dm_owner_kind_t k) { return k == DM_OWNER_LIBRARY ? "library" : "module"; }
 
 /* Does the owner hold the descriptor? Asked of the loaded module in ctx. */
 static dm_has_t probe(dm_owner_kind_t kind, const void *handle) {
@@ -76,22 +77,21 @@ static dm_verdict_t ensure(dm_owner_kind_t kind, const void *handle, CUcontext c
     dm_has_t h = probe(kind, handle);
     dm_owner_set_has(o, h);
     if (h == DM_HAS_NO)
-      dm_log(DM_LOG_INFO, "%s %p (%s): not bound: no %s symbol, it uses the stock heap",
-             kind_name(kind), handle, dm_owner_name(o), DEVMALLOC_DESC_SYMBOL);
+      dm_log(DM_LOG_INFO, "%s %p (%s): not bound: no %s symbol, it uses the stock heap", kind_name(kind),
+             handle, dm_owner_name(o), DEVMALLOC_DESC_SYMBOL);
   }
   if (dm_owner_has(o) != DM_HAS_YES) return DM_VERDICT_NONE;
   if (dm_owner_bound_in(o, ctx)) return DM_VERDICT_BOUND;
   devmalloc_heap_t *heap = dm_ctx_heap(ctx);
   if (!heap) return DM_VERDICT_NONE;
   double t0 = dm_clock_ms();
-  devmalloc_status_t st = kind == DM_OWNER_LIBRARY
-                              ? dm_heap_ops->bind_library(heap, (CUlibrary)handle)
-                              : dm_heap_ops->bind_module(heap, (CUmodule)handle);
+  devmalloc_status_t st = kind == DM_OWNER_LIBRARY ? dm_heap_ops->bind_library(heap, (CUlibrary)handle)
+                                                   : dm_heap_ops->bind_module(heap, (CUmodule)handle);
   if (st == DEVMALLOC_OK) {
     dm_owner_set_bound(o, ctx);
     dm_ctx_heap_bound(ctx);
-    dm_log(DM_LOG_INFO, "%s %p (%s): bound to the heap of context %p (%.2f ms)",
-           kind_name(kind), handle, dm_owner_name(o), (void *)ctx, dm_clock_ms() - t0);
+    dm_log(DM_LOG_INFO, "%s %p (%s): bound to the heap of context %p (%.2f ms)", kind_name(kind), handle,
+           dm_owner_name(o), (void *)ctx, dm_clock_ms() - t0);
     return DM_VERDICT_BOUND;
   }
   if (st == DEVMALLOC_ENOTFOUND) {
@@ -160,9 +160,8 @@ void dm_prepare_in_ctx(const void *f, CUcontext ctx) {
  * no synchronous driver call is ever made while the stream captures. */
 static int capturing(CUstream s) {
   CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (!s || s == CU_STREAM_LEGACY) return 0;   /* the legacy stream is never captured */
-  return dm_drv.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS &&
-         st != CU_STREAM_CAPTURE_STATUS_NONE;
+  if (!s || s == CU_STREAM_LEGACY) return 0; /* the legacy stream is never captured */
+  return dm_drv.cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 void dm_prepare_launch(CUfunction f, CUstream hStream) {

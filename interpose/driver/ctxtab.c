@@ -38,18 +38,22 @@ typedef struct dm_ctxent {
   CUcontext ctx;
   dm_limit_t limit;
   devmalloc_heap_t *heap;
-  int failed;                 /* creation failed: do not retry */
+  int failed; /* creation failed: do not retry */
   int device;
-  unsigned long long id;      /* cuCtxGetId, for messages */
-  int has_last;               /* last counters read successfully */
-  int lost;                   /* a read failed: the counters are gone */
-  int released;               /* read before the primary context's last release */
-  uint64_t check_reported;    /* check failures already reported */
+  unsigned long long id;   /* cuCtxGetId, for messages */
+  int has_last;            /* last counters read successfully */
+  int lost;                /* a read failed: the counters are gone */
+  int released;            /* read before the primary context's last release */
+  uint64_t check_reported; /* check failures already reported */
   devmalloc_stats_t last;
 } dm_ctxent_t;
 
-typedef dm_stats_rec_t dm_snap_t;   /* a torn-down context's final record */
-typedef struct { CUdevice dev; CUcontext ctx; int count; } dm_primary_t;
+typedef dm_stats_rec_t dm_snap_t; /* a torn-down context's final record */
+typedef struct {
+  CUdevice dev;
+  CUcontext ctx;
+  int count;
+} dm_primary_t;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static dm_ctxent_t *g_ents;
@@ -112,8 +116,8 @@ static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsig
   if (!o->min_block) return;
   devmalloc_status_t st = dm_heap_ops->set_min_block(h, o->min_block);
   if (st != DEVMALLOC_OK)
-    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_MIN_BLOCK could not be set in context %llu: %s",
-           id, dm_heap_ops->status_string(st));
+    dm_log(DM_LOG_WARN, "warning: DEVMALLOC_MIN_BLOCK could not be set in context %llu: %s", id,
+           dm_heap_ops->status_string(st));
 }
 
 /* DEVMALLOC_GROW: a heap that grows. Maximum: DEVMALLOC_HEAP_SIZE if set,
@@ -127,8 +131,10 @@ static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, c
                                          size_t fixed, uint64_t fr, devmalloc_grow_config_t *gc,
                                          devmalloc_heap_t **h, const char **notice) {
   memset(gc, 0, sizeof *gc);
-  if (o->heap_size.kind != DM_SIZE_UNSET) gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
-  else if (l->app_set && o->limit_is_max) gc->max = l->app_value;
+  if (o->heap_size.kind != DM_SIZE_UNSET)
+    gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
+  else if (l->app_set && o->limit_is_max)
+    gc->max = l->app_value;
   gc->initial = (size_t)o->heap_initial;
   if (l->app_set && !o->limit_is_max) gc->initial = l->app_value;
   if (gc->max && gc->max < DM_MIN_HEAP_BYTES) gc->max = DM_MIN_HEAP_BYTES;
@@ -145,7 +151,7 @@ static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, c
 
 devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
   const dm_options_t *o = dm_options();
-  dm_nvtx_init();   /* the range below is pushed under the lock */
+  dm_nvtx_init(); /* the range below is pushed under the lock */
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find_or_add(ctx);
   devmalloc_heap_t *h = NULL;
@@ -182,21 +188,24 @@ devmalloc_heap_t *dm_ctx_heap(CUcontext ctx) {
     devmalloc_stats_t s;
     e->limit.max_bytes = dm_heap_ops->stats(h, &s) == DEVMALLOC_OK ? s.max_bytes : gc.initial;
     apply_heap_options(h, o, e->id);
-    dm_log(DM_LOG_INFO, "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d) in %.2f ms%s",
+    dm_log(DM_LOG_INFO,
+           "heap growing from %zu MiB up to %zu MiB created in context %llu (device %d) in %.2f ms%s",
            gc.initial >> 20, e->limit.max_bytes >> 20, e->id, e->device, took,
-           o->heap_size.kind != DM_SIZE_UNSET ? " [maximum: DEVMALLOC_HEAP_SIZE]"
+           o->heap_size.kind != DM_SIZE_UNSET    ? " [maximum: DEVMALLOC_HEAP_SIZE]"
            : e->limit.app_set && o->limit_is_max ? " [maximum: application limit]"
-           : e->limit.app_set ? " [initial: application limit]" : "");
+           : e->limit.app_set                    ? " [initial: application limit]"
+                                                 : "");
   } else {
     if (notice) dm_log(DM_LOG_INFO, "context %llu: %s (%zu MiB)", e->id, notice, bytes >> 20);
     e->heap = h;
     e->limit.heap_created = 1;
     e->limit.heap_bytes = bytes;
     apply_heap_options(h, o, e->id);
-    dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d) in %.2f ms%s",
-           bytes >> 20, e->id, e->device, took,
+    dm_log(DM_LOG_INFO, "heap of %zu MiB created in context %llu (device %d) in %.2f ms%s", bytes >> 20,
+           e->id, e->device, took,
            o->heap_size.kind != DM_SIZE_UNSET ? " [DEVMALLOC_HEAP_SIZE]"
-           : e->limit.app_set ? " [application limit]" : " [default]");
+           : e->limit.app_set                 ? " [application limit]"
+                                              : " [default]");
   }
   pthread_mutex_unlock(&g_lock);
   if (h && (o->stats || o->check)) arm_stats_once(); /* check: last report at exit */
@@ -211,8 +220,10 @@ dm_limit_action_t dm_ctx_limit_set(CUcontext ctx, size_t value) {
   if (e && a == DM_LIMIT_RESIZE) { /* created at an earlier limit call, never bound */
     dm_heap_ops->destroy(e->heap);
     e->heap = NULL;
-    dm_log(DM_LOG_INFO, "heap of context %llu replaced: the application set a new limit (%zu) "
-           "before any kernel used it", e->id, value);
+    dm_log(DM_LOG_INFO,
+           "heap of context %llu replaced: the application set a new limit (%zu) "
+           "before any kernel used it",
+           e->id, value);
   }
   if (e && a != DM_LIMIT_NOOP && a != DM_LIMIT_REJECT) e->failed = 0; /* a new size: try again */
   pthread_mutex_unlock(&g_lock);
@@ -240,11 +251,13 @@ int dm_ctx_limit_get(CUcontext ctx, size_t *out) {
 }
 
 /* The record of e from counters s (NULL: none were ever read). */
-static dm_stats_rec_t record_of(const dm_ctxent_t *e, const devmalloc_stats_t *s,
-                                dm_rec_status_t st, dm_rec_counters_t c) {
+static dm_stats_rec_t record_of(const dm_ctxent_t *e, const devmalloc_stats_t *s, dm_rec_status_t st,
+                                dm_rec_counters_t c) {
   dm_stats_rec_t r = {e->id, e->device, st, s ? c : DM_REC_NONE, dm_obs_relinked_count(), {0}};
-  if (s) r.s = *s;
-  else r.s.heap_bytes = r.s.mapped_bytes = e->limit.heap_bytes;   /* what was asked for */
+  if (s)
+    r.s = *s;
+  else
+    r.s.heap_bytes = r.s.mapped_bytes = e->limit.heap_bytes; /* what was asked for */
   return r;
 }
 
@@ -257,8 +270,8 @@ static void report_check(dm_ctxent_t *e, const devmalloc_stats_t *s) {
          "first, at 0x%llx, %llu bytes asked: found when a kernel freed it, before this "
          "point (docs/options.md, DEVMALLOC_CHECK)",
          e->id, (unsigned long long)s->check_failures,
-         (unsigned long long)(s->check_failures - e->check_reported),
-         (unsigned long long)s->check_first_bad, (unsigned long long)s->check_first_size);
+         (unsigned long long)(s->check_failures - e->check_reported), (unsigned long long)s->check_first_bad,
+         (unsigned long long)s->check_first_size);
   e->check_reported = s->check_failures;
 }
 
@@ -268,15 +281,17 @@ static dm_stats_rec_t read_rec(dm_ctxent_t *e, dm_rec_status_t ok_status) {
     report_check(e, &s);
     e->last = s;
     e->has_last = 1;
-    e->released = 0;            /* readable: the context is still there */
+    e->released = 0; /* readable: the context is still there */
     return record_of(e, &s, ok_status, DM_REC_EXACT);
   }
   if (!e->lost && !e->released)
-    dm_log(DM_LOG_INFO, "counters of context %llu can no longer be read: reporting the "
-           "last known ones", e->id);
+    dm_log(DM_LOG_INFO,
+           "counters of context %llu can no longer be read: reporting the "
+           "last known ones",
+           e->id);
   e->lost = 1;
-  return record_of(e, e->has_last ? &e->last : NULL,
-                   e->released ? DM_REC_DESTROYED : DM_REC_LOST, DM_REC_LAST_KNOWN);
+  return record_of(e, e->has_last ? &e->last : NULL, e->released ? DM_REC_DESTROYED : DM_REC_LOST,
+                   DM_REC_LAST_KNOWN);
 }
 
 static void keep_snapshot(const dm_stats_rec_t *r) {
@@ -316,10 +331,9 @@ void dm_ctx_teardown(CUcontext ctx, int alive) {
     if (e->heap && dm_obs_sampling()) {
       /* alive: read now, then free the heap; gone: its device memory went
        * with the context, only the last known counters are left */
-      dm_stats_rec_t r =
-          alive ? read_rec(e, DM_REC_DESTROYED)
-                : record_of(e, e->has_last ? &e->last : NULL,
-                            e->lost ? DM_REC_LOST : DM_REC_DESTROYED, DM_REC_LAST_KNOWN);
+      dm_stats_rec_t r = alive ? read_rec(e, DM_REC_DESTROYED)
+                               : record_of(e, e->has_last ? &e->last : NULL,
+                                           e->lost ? DM_REC_LOST : DM_REC_DESTROYED, DM_REC_LAST_KNOWN);
       keep_snapshot(&r);
       dm_trace_record(&r, "destroy");
     }
@@ -350,26 +364,26 @@ void dm_ctx_trim(CUcontext ctx) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
   uint64_t last = atomic_load(&g_last_trim);
-  if (now - last < DM_TRIM_PERIOD_NS || !atomic_compare_exchange_strong(&g_last_trim, &last, now))
-    return;
+  if (now - last < DM_TRIM_PERIOD_NS || !atomic_compare_exchange_strong(&g_last_trim, &last, now)) return;
   pthread_mutex_lock(&g_lock);
   dm_ctxent_t *e = find(ctx);
   devmalloc_status_t st = DEVMALLOC_OK;
   devmalloc_stats_t s;
   int started = 0;
   if (e && e->heap && !e->lost && e->limit.grows && dm_heap_ops->stats(e->heap, &s) == DEVMALLOC_OK) {
-    uint64_t meta = s.heap_bytes - s.pool_bytes, pool_mapped = s.mapped_bytes > meta ? s.mapped_bytes - meta : 0;
+    uint64_t meta = s.heap_bytes - s.pool_bytes,
+             pool_mapped = s.mapped_bytes > meta ? s.mapped_bytes - meta : 0;
     if (pool_mapped > s.footprint_bytes + DM_TRIM_MIN_FREE) {
       st = dm_heap_ops->trim_start(e->heap, 0); /* the runtime's thread finishes it */
       started = st == DEVMALLOC_OK;
     }
   }
   pthread_mutex_unlock(&g_lock);
-  if (st != DEVMALLOC_OK) dm_log(DM_LOG_WARN, "warning: trimming the heap of a context failed: %s",
-                                 dm_heap_ops->status_string(st));
-  else if (started) dm_log(DM_LOG_DEBUG, "trim started (%llu MiB mapped, %llu MiB in use)",
-                           (unsigned long long)(s.mapped_bytes >> 20),
-                           (unsigned long long)(s.footprint_bytes >> 20));
+  if (st != DEVMALLOC_OK)
+    dm_log(DM_LOG_WARN, "warning: trimming the heap of a context failed: %s", dm_heap_ops->status_string(st));
+  else if (started)
+    dm_log(DM_LOG_DEBUG, "trim started (%llu MiB mapped, %llu MiB in use)",
+           (unsigned long long)(s.mapped_bytes >> 20), (unsigned long long)(s.footprint_bytes >> 20));
 }
 
 /* --- primary contexts ----------------------------------------------------- */
@@ -431,11 +445,13 @@ void dm_ctx_reset_for_tests(void) {
 static void print_text(FILE *f, const dm_stats_rec_t *r) {
   const devmalloc_stats_t *s = &r->s;
   const char *state = r->status == DM_REC_DESTROYED ? ", destroyed"
-                      : r->status == DM_REC_LOST    ? ", context lost" : "";
+                      : r->status == DM_REC_LOST    ? ", context lost"
+                                                    : "";
   if (r->counters == DM_REC_NONE) {
-    fprintf(f, "devmalloc: stats: context %llu (device %d%s): heap %llu MiB, "
-            "no counters could be read\n", r->ctx_id, r->device, state,
-            (unsigned long long)(s->heap_bytes >> 20));
+    fprintf(f,
+            "devmalloc: stats: context %llu (device %d%s): heap %llu MiB, "
+            "no counters could be read\n",
+            r->ctx_id, r->device, state, (unsigned long long)(s->heap_bytes >> 20));
     return;
   }
   char heap[96];
@@ -448,11 +464,9 @@ static void print_text(FILE *f, const dm_stats_rec_t *r) {
   fprintf(f,
           "devmalloc: stats: context %llu (device %d%s%s): %s, allocs %llu, "
           "frees %llu, failures %llu, peak %llu bytes, large %llu\n",
-          r->ctx_id, r->device, state,
-          r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "", heap,
-          (unsigned long long)s->allocs, (unsigned long long)s->frees,
-          (unsigned long long)s->failures, (unsigned long long)s->peak_bytes,
-          (unsigned long long)s->large_allocs);
+          r->ctx_id, r->device, state, r->counters == DM_REC_LAST_KNOWN ? ", last known counters" : "", heap,
+          (unsigned long long)s->allocs, (unsigned long long)s->frees, (unsigned long long)s->failures,
+          (unsigned long long)s->peak_bytes, (unsigned long long)s->large_allocs);
   char title[96];
   snprintf(title, sizeof title, "devmalloc context %llu (device %d)", r->ctx_id, r->device);
   dm_heap_ops->stats_print(s, f, title);
@@ -463,8 +477,7 @@ static void emit(const dm_stats_rec_t *recs, size_t n, int with_pool) {
   const dm_options_t *o = dm_options();
   FILE *f = NULL;
   if (o->stats_file && !(f = fopen(o->stats_file, "w")))
-    dm_log(DM_LOG_WARN, "warning: cannot write DEVMALLOC_STATS_FILE=%s: stats go to the log",
-           o->stats_file);
+    dm_log(DM_LOG_WARN, "warning: cannot write DEVMALLOC_STATS_FILE=%s: stats go to the log", o->stats_file);
   if (!f) {
     int fd = dup(dm_log_fd());
     if (fd < 0 || !(f = fdopen(fd, "a"))) {
@@ -473,8 +486,7 @@ static void emit(const dm_stats_rec_t *recs, size_t n, int with_pool) {
     }
   }
   char line[DM_REC_MAX];
-  if (o->stats == DM_STATS_CSV && dm_rec_csv_header(line, sizeof line) > 0)
-    fprintf(f, "%s\n", line);
+  if (o->stats == DM_STATS_CSV && dm_rec_csv_header(line, sizeof line) > 0) fprintf(f, "%s\n", line);
   for (size_t i = 0; i < n; i++) {
     if (o->stats == DM_STATS_JSON && dm_rec_json(line, sizeof line, &recs[i], "\"record\":\"stats\"") > 0)
       fprintf(f, "%s\n", line);
@@ -523,7 +535,7 @@ static void at_exit_stats(void) {
 __attribute__((destructor)) static void dm_stats_fini(void) {
   if (!dm_driver_used() || !dm_options()->stats || atomic_load(&g_printed)) return;
   atomic_store(&g_printed, 1);
-  if (dm_ctx_count() == 0) print_all(0);   /* touches no driver: no live heap */
+  if (dm_ctx_count() == 0) print_all(0); /* touches no driver: no live heap */
 }
 
 static pthread_once_t g_stats_once = PTHREAD_ONCE_INIT;

@@ -46,7 +46,7 @@ static struct link_map *object_of(const void *addr) {
 
 /* Symbol `name` in object `l`'s own scope (itself and its dependencies). */
 static void *sym_in_scope(struct link_map *l, const char *name) {
-  if (!l->l_name || !l->l_name[0]) return NULL;   /* main program: no path */
+  if (!l->l_name || !l->l_name[0]) return NULL; /* main program: no path */
   void *h = dlopen(l->l_name, RTLD_LAZY | RTLD_NOLOAD);
   if (!h) return NULL;
   void *p = dm_real_dlsym(h, name);
@@ -84,9 +84,12 @@ void *dm_dlsym_cu(void *handle, const char *name) {
   void *p;
   if (g_searching) return dm_real_dlsym(handle, name);
   g_searching = 1;
-  if (handle == RTLD_NEXT) p = next_after(caller, name);
-  else if (handle == RTLD_DEFAULT) p = default_for(caller, name);
-  else p = dm_real_dlsym(handle, name);
+  if (handle == RTLD_NEXT)
+    p = next_after(caller, name);
+  else if (handle == RTLD_DEFAULT)
+    p = default_for(caller, name);
+  else
+    p = dm_real_dlsym(handle, name);
   g_searching = 0;
   if (!p) return p;
   int id = dm_hook_by_sym(name);

@@ -25,15 +25,15 @@
 #define DM_ELF_FNS(X)                                                              \
   X(unsigned, elf_version, (unsigned v), (v), EV_NONE)                             \
   X(Elf *, elf_memory, (char *image, size_t size), (image, size), NULL)            \
-  X(int, elf_end, (Elf *e), (e), 0)                                                \
+  X(int, elf_end, (Elf * e), (e), 0)                                               \
   X(const char *, elf_errmsg, (int err), (err), "libelf.so.1 could not be loaded") \
-  X(Elf_Data *, elf_getdata, (Elf_Scn *s, Elf_Data *d), (s, d), NULL)              \
-  X(Elf_Kind, elf_kind, (Elf *e), (e), ELF_K_NONE)                                 \
-  X(Elf_Scn *, elf_nextscn, (Elf *e, Elf_Scn *s), (e, s), NULL)                    \
-  X(char *, elf_strptr, (Elf *e, size_t i, size_t o), (e, i, o), NULL)             \
-  X(GElf_Ehdr *, gelf_getehdr, (Elf *e, GElf_Ehdr *d), (e, d), NULL)               \
-  X(GElf_Shdr *, gelf_getshdr, (Elf_Scn *s, GElf_Shdr *d), (s, d), NULL)           \
-  X(GElf_Sym *, gelf_getsym, (Elf_Data *d, int i, GElf_Sym *s), (d, i, s), NULL)
+  X(Elf_Data *, elf_getdata, (Elf_Scn * s, Elf_Data * d), (s, d), NULL)            \
+  X(Elf_Kind, elf_kind, (Elf * e), (e), ELF_K_NONE)                                \
+  X(Elf_Scn *, elf_nextscn, (Elf * e, Elf_Scn * s), (e, s), NULL)                  \
+  X(char *, elf_strptr, (Elf * e, size_t i, size_t o), (e, i, o), NULL)            \
+  X(GElf_Ehdr *, gelf_getehdr, (Elf * e, GElf_Ehdr * d), (e, d), NULL)             \
+  X(GElf_Shdr *, gelf_getshdr, (Elf_Scn * s, GElf_Shdr * d), (s, d), NULL)         \
+  X(GElf_Sym *, gelf_getsym, (Elf_Data * d, int i, GElf_Sym *s), (d, i, s), NULL)
 
 static struct {
 #define X(ret, name, params, args, none) ret(*name) params;
@@ -45,20 +45,21 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static void load(void) {
   void *h = dlopen("libelf.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (!h) {
-    dm_log(DM_LOG_WARN, "warning: libelf.so.1 could not be loaded (%s): device images "
-           "cannot be read, modules load unchanged", dlerror());
+    dm_log(DM_LOG_WARN,
+           "warning: libelf.so.1 could not be loaded (%s): device images "
+           "cannot be read, modules load unchanged",
+           dlerror());
     return;
   }
-#define X(ret, name, params, args, none) \
-  g_elf.name = (ret(*) params)dm_real_dlsym(h, #name);
+#define X(ret, name, params, args, none) g_elf.name = (ret(*) params)dm_real_dlsym(h, #name);
   DM_ELF_FNS(X)
 #undef X
 }
 
-#define X(ret, name, params, args, none)                   \
-  ret name params {                                        \
-    pthread_once(&g_once, load);                           \
-    return g_elf.name ? g_elf.name args : (ret)(none);     \
+#define X(ret, name, params, args, none)               \
+  ret name params {                                    \
+    pthread_once(&g_once, load);                       \
+    return g_elf.name ? g_elf.name args : (ret)(none); \
   }
 DM_ELF_FNS(X)
 #undef X

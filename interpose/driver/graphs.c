@@ -32,7 +32,10 @@ static dm_gexec_t *g_execs;
 
 void dm_graphs_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_lock, ph); }
 
-typedef struct { const void **v; size_t n, cap; } dm_vec_t;
+typedef struct {
+  const void **v;
+  size_t n, cap;
+} dm_vec_t;
 
 static void vec_add(dm_vec_t *v, const void *f) {
   for (size_t i = 0; i < v->n; i++)
@@ -80,9 +83,15 @@ void dm_graph_prepare(CUgraph g, CUgraphExec exec) {
   dm_drv.cuCtxGetCurrent(&cur);
   dm_vec_t fns = {0};
   walk(g, cur, &fns, 0);
-  if (!fns.n) { free(fns.v); return; }
+  if (!fns.n) {
+    free(fns.v);
+    return;
+  }
   dm_gexec_t *e = malloc(sizeof *e);
-  if (!e) { free(fns.v); return; }
+  if (!e) {
+    free(fns.v);
+    return;
+  }
   *e = (dm_gexec_t){exec, fns.v, fns.n, NULL};
   pthread_mutex_lock(&g_lock);
   e->next = g_execs;

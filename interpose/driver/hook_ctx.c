@@ -39,27 +39,29 @@ CUresult dm_h_ctx_set_limit(dm_pfn_cuCtxSetLimit real, CUlimit limit, size_t val
     /* The stock driver judges it (and refuses it): nothing is recorded. */
     CUresult r = real(limit, value);
     if (r != CUDA_SUCCESS) {
-      dm_log(DM_LOG_INFO, "cuCtxSetLimit(MALLOC_HEAP_SIZE, %zu): more than the device's memory; "
-             "the driver's answer stands (%s)", value, dm_cu_err(r));
+      dm_log(DM_LOG_INFO,
+             "cuCtxSetLimit(MALLOC_HEAP_SIZE, %zu): more than the device's memory; "
+             "the driver's answer stands (%s)",
+             value, dm_cu_err(r));
       return r;
     }
   }
   switch (dm_ctx_limit_set(ctx, value)) {
-  case DM_LIMIT_NOOP:
-    return CUDA_SUCCESS;
+  case DM_LIMIT_NOOP: return CUDA_SUCCESS;
   case DM_LIMIT_REJECT:
     dm_log(DM_LOG_INFO,
            "cuCtxSetLimit(MALLOC_HEAP_SIZE, %zu) refused: the heap of context %p already "
            "exists with another size (set the limit before the first launch, or use "
-           "DEVMALLOC_HEAP_SIZE)", value, (void *)ctx);
+           "DEVMALLOC_HEAP_SIZE)",
+           value, (void *)ctx);
     return CUDA_ERROR_INVALID_VALUE;
   case DM_LIMIT_RECORD:
   case DM_LIMIT_RESIZE:
   default: {
     CUresult r = real(limit, value);
     if (r != CUDA_SUCCESS && dm_candidates()) {
-      dm_log(DM_LOG_DEBUG, "stock heap refused limit %zu (%s); devmalloc heap will use it",
-             value, dm_cu_err(r));
+      dm_log(DM_LOG_DEBUG, "stock heap refused limit %zu (%s); devmalloc heap will use it", value,
+             dm_cu_err(r));
       r = CUDA_SUCCESS;
     }
     /* Modules with devmalloc are loaded: make the heap now, not inside the
@@ -73,8 +75,7 @@ CUresult dm_h_ctx_set_limit(dm_pfn_cuCtxSetLimit real, CUlimit limit, size_t val
 CUresult dm_h_ctx_get_limit(dm_pfn_cuCtxGetLimit real, size_t *pvalue, CUlimit limit) {
   CUcontext ctx;
   size_t v;
-  if (limit != CU_LIMIT_MALLOC_HEAP_SIZE || !pvalue || !(ctx = current_ctx()))
-    return real(pvalue, limit);
+  if (limit != CU_LIMIT_MALLOC_HEAP_SIZE || !pvalue || !(ctx = current_ctx())) return real(pvalue, limit);
   if (dm_ctx_limit_get(ctx, &v)) {
     *pvalue = v;
     return CUDA_SUCCESS;
@@ -104,8 +105,7 @@ CUresult dm_h_ctx_destroy(dm_pfn_cuCtxDestroy_v2 real, CUcontext ctx) {
 
 /* The first retain also reads the program's re-linked images ahead
  * (jit_ahead.c), while the driver creates the context. */
-CUresult dm_h_primary_retain(dm_pfn_cuDevicePrimaryCtxRetain real, CUcontext *pctx,
-                             CUdevice dev) {
+CUresult dm_h_primary_retain(dm_pfn_cuDevicePrimaryCtxRetain real, CUcontext *pctx, CUdevice dev) {
   int ahead = dm_jit_ahead_begin(dev);
   CUresult r = real(pctx, dev);
   if (ahead) dm_jit_ahead_end();
@@ -122,8 +122,8 @@ CUresult dm_h_primary_release(dm_pfn_cuDevicePrimaryCtxRelease_v2 real, CUdevice
   CUresult r = real(dev);
   unsigned int flags = 0;
   int active = 1;
-  if (r == CUDA_SUCCESS && ctx &&
-      dm_drv.cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active)
+  if (r == CUDA_SUCCESS && ctx && dm_drv.cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS &&
+      !active)
     forget_ctx(ctx, 0);
   return r;
 }

@@ -8,23 +8,21 @@
  */
 #include "shim.h"
 
-CUresult dm_h_graph_instantiate_v1(dm_pfn_cuGraphInstantiate_v2 real, CUgraphExec *exec,
-                                   CUgraph g, CUgraphNode *err_node, char *log,
-                                   size_t logsz) {
+CUresult dm_h_graph_instantiate_v1(dm_pfn_cuGraphInstantiate_v2 real, CUgraphExec *exec, CUgraph g,
+                                   CUgraphNode *err_node, char *log, size_t logsz) {
   CUresult r = real(exec, g, err_node, log, logsz);
   if (r == CUDA_SUCCESS && exec) dm_graph_prepare(g, *exec);
   return r;
 }
 
-CUresult dm_h_graph_instantiate_flags(dm_pfn_cuGraphInstantiateWithFlags real,
-                                      CUgraphExec *exec, CUgraph g, unsigned long long flags) {
+CUresult dm_h_graph_instantiate_flags(dm_pfn_cuGraphInstantiateWithFlags real, CUgraphExec *exec, CUgraph g,
+                                      unsigned long long flags) {
   CUresult r = real(exec, g, flags);
   if (r == CUDA_SUCCESS && exec) dm_graph_prepare(g, *exec);
   return r;
 }
 
-CUresult dm_h_graph_instantiate_params(dm_pfn_cuGraphInstantiateWithParams real,
-                                       CUgraphExec *exec, CUgraph g,
+CUresult dm_h_graph_instantiate_params(dm_pfn_cuGraphInstantiateWithParams real, CUgraphExec *exec, CUgraph g,
                                        CUDA_GRAPH_INSTANTIATE_PARAMS *params) {
   CUresult r = real(exec, g, params);
   if (r == CUDA_SUCCESS && exec) dm_graph_prepare(g, *exec);

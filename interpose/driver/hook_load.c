@@ -82,8 +82,7 @@ static const void *maybe_relink(const void *image, const void *body, size_t len,
   return out ? out : image;
 }
 
-static const void *maybe_relink_file(const char *path, const void **relinked, char *why,
-                                     size_t whylen) {
+static const void *maybe_relink_file(const char *path, const void **relinked, char *why, size_t whylen) {
   if (jit_off(relinked, why, whylen)) return NULL;
   return run_relink(NULL, NULL, 0, path, relinked, why, whylen);
 }
@@ -101,14 +100,13 @@ static int g_stock_warned;
 
 /* took: how long the re-link and the driver's load took (ms), for the
  * verbose line of a module that holds devmalloc. */
-static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
-                   const char *how, const char *name, int relinked, const char *why,
-                   const double took[2]) {
+static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has, const char *how, const char *name,
+                   int relinked, const char *why, const double took[2]) {
   CUcontext ctx = current_ctx();
   char label[96];
   snprintf(label, sizeof label, "%s%s%s", how, name ? " " : "", name ? name : "");
   if (has != DM_HAS_NO) dm_candidates_set();
-  if (relinked) dm_obs_relinked();   /* the re-linked image is what loaded */
+  if (relinked) dm_obs_relinked(); /* the re-linked image is what loaded */
   dm_owner_lock();
   dm_owner_t *o = dm_owner_get(kind, handle, 1);
   if (o) {
@@ -119,22 +117,24 @@ static void record(dm_owner_kind_t kind, const void *handle, dm_has_t has,
   dm_owner_unlock();
   const char *k = kind == DM_OWNER_LIBRARY ? "library" : "module";
   if (has == DM_HAS_YES)
-    dm_log(DM_LOG_INFO, "%s %p (%s): holds devmalloc (%sload %.2f ms, the driver's %.2f ms)",
-           k, handle, label, relinked ? "re-linked at " : "", took[0] + took[1], took[1]);
+    dm_log(DM_LOG_INFO, "%s %p (%s): holds devmalloc (%sload %.2f ms, the driver's %.2f ms)", k, handle,
+           label, relinked ? "re-linked at " : "", took[0] + took[1], took[1]);
   else if (keeps_stock(why) && !__atomic_exchange_n(&g_stock_warned, 1, __ATOMIC_ACQ_REL))
-    dm_log(DM_LOG_WARN, "warning: %s %p (%s) runs on CUDA's stock device malloc, not "
+    dm_log(DM_LOG_WARN,
+           "warning: %s %p (%s) runs on CUDA's stock device malloc, not "
            "devmalloc: it cannot be re-linked (%s); build it for sm_80 or newer with PTX "
            "(-arch=sm_XX) or link devmalloc in (-rdc=true); further such modules are "
-           "listed at DEVMALLOC_VERBOSE=1", k, handle, label, why);
+           "listed at DEVMALLOC_VERBOSE=1",
+           k, handle, label, why);
   else if (keeps_stock(why))
-    dm_log(DM_LOG_INFO, "%s %p (%s): runs on the stock device malloc; not re-linked: %s", k,
-           handle, label, why);
+    dm_log(DM_LOG_INFO, "%s %p (%s): runs on the stock device malloc; not re-linked: %s", k, handle, label,
+           why);
   else if (has == DM_HAS_NO)
-    dm_log(DM_LOG_INFO, "%s %p (%s): not bound: no devmalloc in the image%s%s", k, handle,
-           label, why && why[0] ? "; not re-linked: " : "", why ? why : "");
+    dm_log(DM_LOG_INFO, "%s %p (%s): not bound: no devmalloc in the image%s%s", k, handle, label,
+           why && why[0] ? "; not re-linked: " : "", why ? why : "");
   else
-    dm_log(DM_LOG_DEBUG, "%s %p (%s): devmalloc unknown until first launch%s%s", k, handle,
-           label, why && why[0] ? "; not re-linked: " : "", why ? why : "");
+    dm_log(DM_LOG_DEBUG, "%s %p (%s): devmalloc unknown until first launch%s%s", k, handle, label,
+           why && why[0] ? "; not re-linked: " : "", why ? why : "");
   if (has == DM_HAS_YES && ctx && dm_ctx_heap_peek(ctx)) dm_prepare_owner(kind, handle, ctx);
 }
 
@@ -146,8 +146,8 @@ typedef struct loader {
 
 /* Load `image` re-linked when that applies, the original when not or when
  * the re-linked one fails to load; then record the new module/library. */
-static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
-                           void *const *handle, const char *api) {
+static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind, void *const *handle,
+                           const char *api) {
   char why[256];
   const void *rl;
   size_t len;
@@ -158,8 +158,7 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
   double t1 = dm_clock_ms();
   CUresult r = l->load(l, use);
   if (rl && r != CUDA_SUCCESS) {
-    dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original",
-           dm_cu_err(r));
+    dm_log(DM_LOG_WARN, "warning: re-linked image failed to load (%s); loading the original", dm_cu_err(r));
     use = image;
     r = l->load(l, image);
   }
@@ -174,8 +173,8 @@ static CUresult load_image(loader_t *l, const void *image, dm_owner_kind_t kind,
 /* Load a module/library file: re-linked through `image` (the in-memory entry
  * point; NULL when the driver lacks it) when that applies, else (or when the
  * re-linked image fails to load) the file itself through `file`. */
-static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
-                          dm_owner_kind_t kind, void *const *handle, const char *api) {
+static CUresult load_file(loader_t *image, loader_t *file, const char *fname, dm_owner_kind_t kind,
+                          void *const *handle, const char *api) {
   char why[256];
   const void *rl;
   CUresult r = CUDA_ERROR_UNKNOWN;
@@ -187,8 +186,8 @@ static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
     r = image ? image->load(image, rl) : CUDA_ERROR_NOT_INITIALIZED;
     used = r == CUDA_SUCCESS;
     if (!used)
-      dm_log(DM_LOG_WARN, "warning: re-linked %s failed to load (%s); loading the original",
-             fname, dm_cu_err(r));
+      dm_log(DM_LOG_WARN, "warning: re-linked %s failed to load (%s); loading the original", fname,
+             dm_cu_err(r));
     dm_relink_ops->release(rl);
   }
   if (!used) r = file->load(file, NULL);
@@ -196,8 +195,7 @@ static CUresult load_file(loader_t *image, loader_t *file, const char *fname,
   took[1] = dm_clock_ms() - t1;
   if (r == CUDA_SUCCESS) {
     const char *base = fname ? strrchr(fname, '/') : NULL;
-    record(kind, *handle, used ? DM_HAS_YES : DM_HAS_UNKNOWN, api, base ? base + 1 : fname,
-           used, why, took);
+    record(kind, *handle, used ? DM_HAS_YES : DM_HAS_UNKNOWN, api, base ? base + 1 : fname, used, why, took);
   }
   return r;
 }
@@ -214,8 +212,7 @@ static CUresult load_data(loader_t *l, const void *image) {
   return a->real(a->module, image);
 }
 
-CUresult dm_h_module_load_data(dm_pfn_cuModuleLoadData real, CUmodule *module,
-                               const void *image) {
+CUresult dm_h_module_load_data(dm_pfn_cuModuleLoadData real, CUmodule *module, const void *image) {
   load_data_t a = {{load_data}, real, module};
   return load_image(&a.base, image, DM_OWNER_MODULE, (void *const *)module, "cuModuleLoadData");
 }
@@ -233,19 +230,15 @@ static CUresult load_data_ex(loader_t *l, const void *image) {
   return a->real(a->module, image, a->n, a->opts, a->vals);
 }
 
-CUresult dm_h_module_load_data_ex(dm_pfn_cuModuleLoadDataEx real, CUmodule *module,
-                                  const void *image, unsigned int n, CUjit_option *opts,
-                                  void **vals) {
+CUresult dm_h_module_load_data_ex(dm_pfn_cuModuleLoadDataEx real, CUmodule *module, const void *image,
+                                  unsigned int n, CUjit_option *opts, void **vals) {
   load_data_ex_t a = {{load_data_ex}, real, module, n, opts, vals};
-  return load_image(&a.base, image, DM_OWNER_MODULE, (void *const *)module,
-                    "cuModuleLoadDataEx");
+  return load_image(&a.base, image, DM_OWNER_MODULE, (void *const *)module, "cuModuleLoadDataEx");
 }
 
-CUresult dm_h_module_load_fatbin(dm_pfn_cuModuleLoadFatBinary real, CUmodule *module,
-                                 const void *fatbin) {
+CUresult dm_h_module_load_fatbin(dm_pfn_cuModuleLoadFatBinary real, CUmodule *module, const void *fatbin) {
   load_data_t a = {{load_data}, real, module}; /* the same signature */
-  return load_image(&a.base, fatbin, DM_OWNER_MODULE, (void *const *)module,
-                    "cuModuleLoadFatBinary");
+  return load_image(&a.base, fatbin, DM_OWNER_MODULE, (void *const *)module, "cuModuleLoadFatBinary");
 }
 
 typedef struct {
@@ -262,8 +255,8 @@ static CUresult load_module_file(loader_t *l, const void *unused) {
 CUresult dm_h_module_load(dm_pfn_cuModuleLoad real, CUmodule *module, const char *fname) {
   load_module_file_t f = {{load_module_file}, real, module, fname};
   load_data_t i = {{load_data}, (dm_pfn_cuModuleLoadData)dm_real(DM_ID_cuModuleLoadData), module};
-  return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_MODULE,
-                   (void *const *)module, "cuModuleLoad");
+  return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_MODULE, (void *const *)module,
+                   "cuModuleLoad");
 }
 
 CUresult dm_h_module_unload(dm_pfn_cuModuleUnload real, CUmodule hmod) {
@@ -294,13 +287,11 @@ static CUresult load_library(loader_t *l, const void *image) {
   return a->real(a->library, image, a->o.jo, a->o.jv, a->o.nj, a->o.lo, a->o.lv, a->o.nl);
 }
 
-CUresult dm_h_library_load_data(dm_pfn_cuLibraryLoadData real, CUlibrary *library,
-                                const void *code, CUjit_option *jo, void **jv,
-                                unsigned int nj, CUlibraryOption *lo, void **lv,
+CUresult dm_h_library_load_data(dm_pfn_cuLibraryLoadData real, CUlibrary *library, const void *code,
+                                CUjit_option *jo, void **jv, unsigned int nj, CUlibraryOption *lo, void **lv,
                                 unsigned int nl) {
   load_library_t a = {{load_library}, real, library, {jo, jv, nj, lo, lv, nl}};
-  return load_image(&a.base, code, DM_OWNER_LIBRARY, (void *const *)library,
-                    "cuLibraryLoadData");
+  return load_image(&a.base, code, DM_OWNER_LIBRARY, (void *const *)library, "cuLibraryLoadData");
 }
 
 typedef struct {
@@ -316,16 +307,14 @@ static CUresult load_library_file(loader_t *l, const void *unused) {
   return a->real(a->library, a->fname, a->o.jo, a->o.jv, a->o.nj, a->o.lo, a->o.lv, a->o.nl);
 }
 
-CUresult dm_h_library_load_file(dm_pfn_cuLibraryLoadFromFile real, CUlibrary *library,
-                                const char *fname, CUjit_option *jo, void **jv,
-                                unsigned int nj, CUlibraryOption *lo, void **lv,
+CUresult dm_h_library_load_file(dm_pfn_cuLibraryLoadFromFile real, CUlibrary *library, const char *fname,
+                                CUjit_option *jo, void **jv, unsigned int nj, CUlibraryOption *lo, void **lv,
                                 unsigned int nl) {
   library_opts_t o = {jo, jv, nj, lo, lv, nl};
   load_library_file_t f = {{load_library_file}, real, library, fname, o};
-  load_library_t i = {{load_library}, (dm_pfn_cuLibraryLoadData)dm_real(DM_ID_cuLibraryLoadData),
-                      library, o};
-  return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_LIBRARY,
-                   (void *const *)library, "cuLibraryLoadFromFile");
+  load_library_t i = {{load_library}, (dm_pfn_cuLibraryLoadData)dm_real(DM_ID_cuLibraryLoadData), library, o};
+  return load_file(i.real ? &i.base : NULL, &f.base, fname, DM_OWNER_LIBRARY, (void *const *)library,
+                   "cuLibraryLoadFromFile");
 }
 
 CUresult dm_h_library_unload(dm_pfn_cuLibraryUnload real, CUlibrary library) {

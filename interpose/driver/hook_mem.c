@@ -14,9 +14,8 @@ CUresult dm_h_mem_alloc(dm_pfn_cuMemAlloc_v2 real, CUdeviceptr *dptr, size_t byt
   return dm_pool_ops->mem_alloc(dptr, bytes, real);
 }
 
-CUresult dm_h_mem_alloc_pitch(dm_pfn_cuMemAllocPitch_v2 real, CUdeviceptr *dptr,
-                              size_t *pitch, size_t width, size_t height,
-                              unsigned int elem) {
+CUresult dm_h_mem_alloc_pitch(dm_pfn_cuMemAllocPitch_v2 real, CUdeviceptr *dptr, size_t *pitch, size_t width,
+                              size_t height, unsigned int elem) {
   if (!dm_pool_ops->enabled()) return real(dptr, pitch, width, height, elem);
   dm_real_mem_alloc_fn alloc = (dm_real_mem_alloc_fn)dm_real(DM_ID_cuMemAlloc_v2);
   return dm_pool_ops->mem_alloc_pitch(dptr, pitch, width, height, elem, alloc);

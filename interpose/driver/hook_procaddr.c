@@ -15,19 +15,16 @@
  */
 #include "shim.h"
 
-CUresult dm_h_get_proc_v1(dm_pfn_cuGetProcAddress real, const char *symbol, void **pfn,
-                          int cudaVersion, cuuint64_t flags) {
+CUresult dm_h_get_proc_v1(dm_pfn_cuGetProcAddress real, const char *symbol, void **pfn, int cudaVersion,
+                          cuuint64_t flags) {
   CUresult r = real(symbol, pfn, cudaVersion, flags);
-  if (r == CUDA_SUCCESS && pfn && *pfn)
-    *pfn = dm_hook_answer(symbol, *pfn, cudaVersion, flags);
+  if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = dm_hook_answer(symbol, *pfn, cudaVersion, flags);
   return r;
 }
 
-CUresult dm_h_get_proc_v2(dm_pfn_cuGetProcAddress_v2 real, const char *symbol, void **pfn,
-                          int cudaVersion, cuuint64_t flags,
-                          CUdriverProcAddressQueryResult *status) {
+CUresult dm_h_get_proc_v2(dm_pfn_cuGetProcAddress_v2 real, const char *symbol, void **pfn, int cudaVersion,
+                          cuuint64_t flags, CUdriverProcAddressQueryResult *status) {
   CUresult r = real(symbol, pfn, cudaVersion, flags, status);
-  if (r == CUDA_SUCCESS && pfn && *pfn)
-    *pfn = dm_hook_answer(symbol, *pfn, cudaVersion, flags);
+  if (r == CUDA_SUCCESS && pfn && *pfn) *pfn = dm_hook_answer(symbol, *pfn, cudaVersion, flags);
   return r;
 }

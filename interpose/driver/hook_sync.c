@@ -36,9 +36,7 @@ CUresult dm_h_event_sync(dm_pfn_cuEventSynchronize real, CUevent ev) {
   return after_sync(real(ev), current());
 }
 
-CUresult dm_h_ctx_sync_current(dm_pfn_cuCtxSynchronize real) {
-  return after_sync(real(), current());
-}
+CUresult dm_h_ctx_sync_current(dm_pfn_cuCtxSynchronize real) { return after_sync(real(), current()); }
 
 CUresult dm_h_ctx_sync(dm_pfn_cuCtxSynchronize_v2 real, CUcontext ctx) {
   return after_sync(real(ctx), ctx ? ctx : current());

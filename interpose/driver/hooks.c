@@ -25,13 +25,13 @@
 #include <string.h>
 
 /* --- exported wrappers ----------------------------------------------------- */
-#define DM_HOOK(sym, base, ptds, since, handler, params, args)              \
-  DM_EXPORT CUresult dm_export_##sym params __asm__(#sym);                  \
-  DM_EXPORT CUresult dm_export_##sym params {                               \
-    dm_pfn_##sym real_ = (dm_pfn_##sym)dm_real(DM_ID_##sym);                \
-    if (!real_) return CUDA_ERROR_NOT_INITIALIZED;                          \
-    if (dm_passthrough()) return real_ args;                                \
-    return handler(real_ DM_AFTER_FIRST args);                              \
+#define DM_HOOK(sym, base, ptds, since, handler, params, args) \
+  DM_EXPORT CUresult dm_export_##sym params __asm__(#sym);     \
+  DM_EXPORT CUresult dm_export_##sym params {                  \
+    dm_pfn_##sym real_ = (dm_pfn_##sym)dm_real(DM_ID_##sym);   \
+    if (!real_) return CUDA_ERROR_NOT_INITIALIZED;             \
+    if (dm_passthrough()) return real_ args;                   \
+    return handler(real_ DM_AFTER_FIRST args);                 \
   }
 #include "hooks.def"
 #undef DM_HOOK
@@ -49,8 +49,7 @@ const dm_alias_t dm_aliases[] = {
 #define DM_ALIAS(base, ptds, since, sym) {base, ptds, since, DM_ID_##sym},
 #include "hooks.def"
 #undef DM_HOOK
-  {NULL, 0, 0, -1}
-};
+    {NULL, 0, 0, -1}};
 const size_t dm_num_aliases = sizeof dm_aliases / sizeof dm_aliases[0] - 1;
 
 int dm_hook_by_sym(const char *sym) {
@@ -77,12 +76,11 @@ int dm_hook_by_real(const void *real) {
  * whose `since` is the highest not above cuda_version. */
 int dm_hook_by_base(const char *base, int cuda_version, uint64_t flags) {
   int want_ptds = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-  for (int pass = want_ptds; pass >= 0; pass--) {  /* ptds first, then legacy */
+  for (int pass = want_ptds; pass >= 0; pass--) { /* ptds first, then legacy */
     int best = -1, best_since = -1;
     for (int i = 0; i < DM_NUM_HOOKS; i++) {
       const dm_hook_t *h = &dm_hooks[i];
-      if (h->ptds == pass && h->since <= cuda_version && h->since > best_since &&
-          !strcmp(h->base, base)) {
+      if (h->ptds == pass && h->since <= cuda_version && h->since > best_since && !strcmp(h->base, base)) {
         best = i;
         best_since = h->since;
       }
@@ -109,8 +107,8 @@ int dm_hook_by_base(const char *base, int cuda_version, uint64_t flags) {
 
 void *dm_hook_answer(const char *symbol, void *real, int cuda_version, uint64_t flags) {
   if (!real || !symbol) return real;
-  if (dm_hook_by_ptr(real) >= 0) return real;          /* already ours */
-  int id = dm_hook_by_real(real);            /* exact: the driver chose it */
+  if (dm_hook_by_ptr(real) >= 0) return real; /* already ours */
+  int id = dm_hook_by_real(real);             /* exact: the driver chose it */
   if (id < 0) {
     /* An exported driver function we do not hook (another version, say)
      * is never replaced; only a pointer that names no export at all falls
@@ -123,8 +121,8 @@ void *dm_hook_answer(const char *symbol, void *real, int cuda_version, uint64_t 
     } else {
       id = dm_hook_by_base(symbol, cuda_version, flags);
       if (id < 0) return real;
-      dm_log(DM_LOG_DEBUG, "cuGetProcAddress(%s): unexported pointer %p taken as %s",
-             symbol, real, dm_hooks[id].sym);
+      dm_log(DM_LOG_DEBUG, "cuGetProcAddress(%s): unexported pointer %p taken as %s", symbol, real,
+             dm_hooks[id].sym);
     }
   }
   return dm_hooks[id].hook;

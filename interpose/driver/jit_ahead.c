@@ -46,20 +46,23 @@ static void *read_ahead(void *arg) {
     char why[256];
     const void *body = dm_image_bound(fb[i], &len);
     if (!body || dm_image_scan(body, len) == DM_HAS_YES) continue; /* the load will not re-link it */
-    if (dm_relink_ops->read_ahead(body, len, g_dev, why, sizeof why)) kept++;
-    else dm_log(DM_LOG_DEBUG, "jit: not read ahead: %s", why);
+    if (dm_relink_ops->read_ahead(body, len, g_dev, why, sizeof why))
+      kept++;
+    else
+      dm_log(DM_LOG_DEBUG, "jit: not read ahead: %s", why);
   }
   dm_tls_busy--;
   if (n)
-    dm_log(DM_LOG_INFO, "jit: %zu of the program's %zu fatbins read from the re-link cache while "
-           "the context was created (%.2f ms)", kept, n, dm_clock_ms() - t0);
+    dm_log(DM_LOG_INFO,
+           "jit: %zu of the program's %zu fatbins read from the re-link cache while "
+           "the context was created (%.2f ms)",
+           kept, n, dm_clock_ms() - t0);
   return NULL;
 }
 
 int dm_jit_ahead_begin(CUdevice dev) {
   const dm_options_t *o = dm_options();
-  if (!o->jit_ahead || o->jit == DM_JIT_OFF || __atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL))
-    return 0;
+  if (!o->jit_ahead || o->jit == DM_JIT_OFF || __atomic_exchange_n(&g_started, 1, __ATOMIC_ACQ_REL)) return 0;
   g_dev = (int)dev;
   sigset_t all, old;
   sigfillset(&all);

@@ -46,17 +46,19 @@ dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value) {
   return a;
 }
 
-size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,
-                           uint64_t free_bytes) {
+size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes) {
   size_t b = 0;
-  if (env && env->kind != DM_SIZE_UNSET) b = (size_t)dm_size_resolve(env, free_bytes);
-  else if (l->app_set) b = l->app_value;
-  else b = DM_DEFAULT_HEAP_BYTES;
+  if (env && env->kind != DM_SIZE_UNSET)
+    b = (size_t)dm_size_resolve(env, free_bytes);
+  else if (l->app_set)
+    b = l->app_value;
+  else
+    b = DM_DEFAULT_HEAP_BYTES;
   return b < DM_MIN_HEAP_BYTES ? DM_MIN_HEAP_BYTES : b;
 }
 
-size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env,
-                       uint64_t free_bytes, int devmalloc_seen) {
+size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes,
+                       int devmalloc_seen) {
   if (l->heap_created) return l->grows ? l->max_bytes : l->heap_bytes;
   if ((env && env->kind != DM_SIZE_UNSET) || l->app_set || devmalloc_seen)
     return dm_limit_heap_bytes(l, env, free_bytes);

@@ -25,15 +25,14 @@ typedef int (*dm_ctx_sampler_fn)(CUcontext ctx, dm_stats_rec_t *out);
 typedef enum { DM_TP_LAUNCH = 0, DM_TP_SYNC } dm_tpoint_t;
 /* 1 when counters are sampled at launches/syncs (DEVMALLOC_TRACE set, or
  * stats on: the last known counters then survive a device fault). */
-int  dm_obs_sampling(void);
+int dm_obs_sampling(void);
 /* A launch of f (CUfunction or CUkernel) on stream s, or a synchronization
  * of ctx; samples when due (rules in docs/stats.md). */
 void dm_obs_launch(const void *f, CUstream s);
 void dm_obs_sync(CUcontext ctx);
 /* The sampling rule: is a sample due at point tp, the last one age_ns ago
  * (UINT64_MAX: none yet), `since` launches later? */
-int  dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms,
-                  int tracing);
+int dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms, int tracing);
 /* Write one sample line for r (event: "create", "destroy", "exit", ...);
  * no-op when tracing is off. Safe under ctxtab's lock. */
 void dm_trace_record(const dm_stats_rec_t *r, const char *event);
@@ -54,7 +53,7 @@ void dm_trace_timer_start(unsigned period_ms, void (*sample)(const char *event))
 void dm_trace_timer_stop(void);
 
 /* ---- re-link count (trace.c) --------------------------------------------- */
-void     dm_obs_relinked(void);
+void dm_obs_relinked(void);
 uint64_t dm_obs_relinked_count(void);
 
 #include "observe/nvtx.h"

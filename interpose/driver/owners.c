@@ -22,15 +22,20 @@
 #include <string.h>
 
 /* --- launch cache ---------------------------------------------------------- */
-typedef struct { const void *f; CUcontext ctx; const void *owner; dm_verdict_t v; } dm_centry_t;
+typedef struct {
+  const void *f;
+  CUcontext ctx;
+  const void *owner;
+  dm_verdict_t v;
+} dm_centry_t;
 
 static pthread_rwlock_t g_clock = PTHREAD_RWLOCK_INITIALIZER;
 static dm_centry_t *g_tab;
 static size_t g_cap, g_used;
 
 static size_t hash2(const void *f, CUcontext ctx) {
-  uint64_t x = (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull ^
-               (uint64_t)(uintptr_t)ctx * 0xC2B2AE3D27D4EB4Full;
+  uint64_t x =
+      (uint64_t)(uintptr_t)f * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)ctx * 0xC2B2AE3D27D4EB4Full;
   return (size_t)(x ^ (x >> 29));
 }
 
@@ -45,7 +50,10 @@ int dm_lcache_get(const void *f, CUcontext ctx, dm_verdict_t *v) {
   pthread_rwlock_rdlock(&g_clock);
   if (g_tab) {
     dm_centry_t *e = slot(g_tab, g_cap, f, ctx);
-    if (e->f) { *v = e->v; hit = 1; }
+    if (e->f) {
+      *v = e->v;
+      hit = 1;
+    }
   }
   pthread_rwlock_unlock(&g_clock);
   return hit;
@@ -118,10 +126,10 @@ struct dm_owner {
   dm_owner_kind_t kind;
   const void *handle;
   dm_has_t has;
-  int loaded;               /* recorded by a load hook (else met at launch) */
-  CUcontext ctx;            /* modules: context loaded in */
+  int loaded;    /* recorded by a load hook (else met at launch) */
+  CUcontext ctx; /* modules: context loaded in */
   char name[96];
-  CUcontext *bound;         /* contexts whose heap this owner points to */
+  CUcontext *bound; /* contexts whose heap this owner points to */
   size_t nbound, capbound;
 };
 
@@ -133,9 +141,12 @@ void dm_owner_lock(void) { pthread_mutex_lock(&g_olock); }
 void dm_owner_fork(dm_fork_phase_t ph) { dm_mutex_fork(&g_olock, ph); }
 void dm_launch_cache_fork(dm_fork_phase_t ph) {
   /* a writer's rwlock cannot be unlocked from the child's new thread id */
-  if (ph == DM_FORK_TAKE) pthread_rwlock_wrlock(&g_clock);
-  else if (ph == DM_FORK_PARENT) pthread_rwlock_unlock(&g_clock);
-  else pthread_rwlock_init(&g_clock, NULL);
+  if (ph == DM_FORK_TAKE)
+    pthread_rwlock_wrlock(&g_clock);
+  else if (ph == DM_FORK_PARENT)
+    pthread_rwlock_unlock(&g_clock);
+  else
+    pthread_rwlock_init(&g_clock, NULL);
 }
 void dm_owner_unlock(void) { pthread_mutex_unlock(&g_olock); }
 
@@ -169,7 +180,10 @@ static void drop(size_t i) {
 
 void dm_owner_remove(const void *handle) {
   for (size_t i = 0; i < g_nowners; i++)
-    if (g_owners[i]->handle == handle) { drop(i); return; }
+    if (g_owners[i]->handle == handle) {
+      drop(i);
+      return;
+    }
   dm_lcache_purge_owner(handle);
 }
 
@@ -177,12 +191,17 @@ void dm_owner_forget_ctx(CUcontext ctx) {
   for (size_t i = 0; i < g_nowners;) {
     dm_owner_t *o = g_owners[i];
     for (size_t j = 0; j < o->nbound;) {
-      if (o->bound[j] == ctx) o->bound[j] = o->bound[--o->nbound];
-      else j++;
+      if (o->bound[j] == ctx)
+        o->bound[j] = o->bound[--o->nbound];
+      else
+        j++;
     }
     /* modules die with their context; modules met only at launch may be a
      * library's per-context module, of this context or not: forget them */
-    if (o->kind == DM_OWNER_MODULE && (!o->loaded || o->ctx == ctx)) { drop(i); continue; }
+    if (o->kind == DM_OWNER_MODULE && (!o->loaded || o->ctx == ctx)) {
+      drop(i);
+      continue;
+    }
     i++;
   }
   dm_lcache_purge_ctx(ctx);
@@ -190,7 +209,10 @@ void dm_owner_forget_ctx(CUcontext ctx) {
 
 void dm_owner_forget_derived(void) {
   for (size_t i = 0; i < g_nowners;) {
-    if (!g_owners[i]->loaded) { drop(i); continue; }
+    if (!g_owners[i]->loaded) {
+      drop(i);
+      continue;
+    }
     i++;
   }
 }

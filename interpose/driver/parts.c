@@ -28,11 +28,11 @@
 #include "relink/relink.h"
 
 static const dm_heap_ops_t g_heap_ops = {
-  devmalloc_heap_create, devmalloc_heap_bind_module, devmalloc_heap_bind_library,
-  devmalloc_heap_stats,  devmalloc_heap_destroy,     devmalloc_status_string,
-  devmalloc_stats_print, devmalloc_heap_set_min_block, devmalloc_heap_set_check,
-  devmalloc_heap_set_dense, devmalloc_heap_create_growing, devmalloc_heap_trim_start, devmalloc_heap_grows,
-  devmalloc_heap_abandon,
+    devmalloc_heap_create,    devmalloc_heap_bind_module,    devmalloc_heap_bind_library,
+    devmalloc_heap_stats,     devmalloc_heap_destroy,        devmalloc_status_string,
+    devmalloc_stats_print,    devmalloc_heap_set_min_block,  devmalloc_heap_set_check,
+    devmalloc_heap_set_dense, devmalloc_heap_create_growing, devmalloc_heap_trim_start,
+    devmalloc_heap_grows,     devmalloc_heap_abandon,
 };
 const dm_heap_ops_t *dm_heap_ops = &g_heap_ops;
 
@@ -41,13 +41,13 @@ static const dm_relink_ops_t g_relink_ops = {dm_relink_sized, dm_relink_file, dm
 const dm_relink_ops_t *dm_relink_ops = &g_relink_ops;
 
 static const dm_pool_ops_t g_pool_ops = {
-  dm_pool_hooks_enabled, dm_pool_mem_alloc,   dm_pool_mem_alloc_pitch,     dm_pool_mem_free,
-  dm_pool_mem_get_info,  dm_pool_print_stats, dm_pool_hooks_forget_context,
+    dm_pool_hooks_enabled, dm_pool_mem_alloc,   dm_pool_mem_alloc_pitch,      dm_pool_mem_free,
+    dm_pool_mem_get_info,  dm_pool_print_stats, dm_pool_hooks_forget_context,
 };
 const dm_pool_ops_t *dm_pool_ops = &g_pool_ops;
 
 /* ---- what the pool needs from the driver, the options and the log ------- */
-static void *(*g_real)(dm_hook_id_t);   /* real.c's dm_real, from dm_parts_connect */
+static void *(*g_real)(dm_hook_id_t); /* real.c's dm_real, from dm_parts_connect */
 
 static CUresult real_mem_get_info(size_t *f, size_t *t) {
   dm_pfn_cuMemGetInfo_v2 p = (dm_pfn_cuMemGetInfo_v2)g_real(DM_ID_cuMemGetInfo_v2);
@@ -71,12 +71,12 @@ static void connect_pool(void) {
                                        real_mem_free,   ctx_push,        ctx_pop};
   const dm_options_t *o = dm_options();
   dm_pool_settings_t s = {
-    .mode = o->host_pool.mode == DM_OPT_POOL_AUTO    ? DM_POOL_MODE_AUTO
-            : o->host_pool.mode == DM_OPT_POOL_BYTES ? DM_POOL_MODE_BYTES
-                                                     : DM_POOL_MODE_OFF,
-    .bytes = (size_t)o->host_pool.bytes,
-    .sync_free = o->host_pool_sync ? 1 : 0,
-    .log = pool_log,
+      .mode = o->host_pool.mode == DM_OPT_POOL_AUTO    ? DM_POOL_MODE_AUTO
+              : o->host_pool.mode == DM_OPT_POOL_BYTES ? DM_POOL_MODE_BYTES
+                                                       : DM_POOL_MODE_OFF,
+      .bytes = (size_t)o->host_pool.bytes,
+      .sync_free = o->host_pool_sync ? 1 : 0,
+      .log = pool_log,
   };
   dm_pool_hooks_settings(&s);
   dm_pool_hooks_set_driver(&drv);

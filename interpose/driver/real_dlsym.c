@@ -18,7 +18,7 @@
 #include <dlfcn.h>
 
 typedef void *(*dlsym_fn)(void *, const char *);
-dlsym_fn dm_dlsym_real_fn;                         /* read by dlsym_entry.S */
+dlsym_fn dm_dlsym_real_fn; /* read by dlsym_entry.S */
 static __thread int g_resolving __attribute__((tls_model("initial-exec")));
 
 dlsym_fn dm_dlsym_resolve(void) {

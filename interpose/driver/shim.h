@@ -40,24 +40,29 @@ typedef enum {
 } dm_hook_id_t;
 
 typedef struct dm_hook {
-  const char *sym;      /* exact driver symbol */
-  const char *base;     /* name given to cuGetProcAddress */
-  int ptds;             /* 1: _ptsz/_ptds variant */
-  int since;            /* first cudaVersion answering base with sym */
-  void *hook;           /* our exported wrapper */
+  const char *sym;  /* exact driver symbol */
+  const char *base; /* name given to cuGetProcAddress */
+  int ptds;         /* 1: _ptsz/_ptds variant */
+  int since;        /* first cudaVersion answering base with sym */
+  void *hook;       /* our exported wrapper */
 } dm_hook_t;
 
-typedef struct dm_alias { const char *base; int ptds; int since; int id; } dm_alias_t;
+typedef struct dm_alias {
+  const char *base;
+  int ptds;
+  int since;
+  int id;
+} dm_alias_t;
 
 extern const dm_hook_t dm_hooks[DM_NUM_HOOKS];
 extern const dm_alias_t dm_aliases[];
 extern const size_t dm_num_aliases;
 
 /* Table lookups: -1 when not found. */
-int   dm_hook_by_sym(const char *sym);
-int   dm_hook_by_ptr(const void *hook);                 /* our wrapper -> id */
-int   dm_hook_by_real(const void *real);                /* driver fn -> id  */
-int   dm_hook_by_base(const char *base, int cuda_version, uint64_t flags);
+int dm_hook_by_sym(const char *sym);
+int dm_hook_by_ptr(const void *hook);  /* our wrapper -> id */
+int dm_hook_by_real(const void *real); /* driver fn -> id  */
+int dm_hook_by_base(const char *base, int cuda_version, uint64_t flags);
 /* What the shim answers for a driver pointer `real` returned for `symbol`
  * by cuGetProcAddress(symbol, version, flags): our hook, or `real`. */
 void *dm_hook_answer(const char *symbol, void *real, int cuda_version, uint64_t flags);
@@ -67,29 +72,29 @@ void *dm_hook_answer(const char *symbol, void *real, int cuda_version, uint64_t 
 void *dm_real(dm_hook_id_t id);
 /* Record a real entry point met through dlsym or cuGetProcAddress (first one
  * wins). The caller makes sure it is not one of our wrappers (dm_hook_by_ptr). */
-void  dm_real_offer(dm_hook_id_t id, void *real);
+void dm_real_offer(dm_hook_id_t id, void *real);
 /* The driver's first use (once): register the fork handlers, open libcuda,
  * connect the parts. Returns 0, or -1 if libcuda is not found. */
-int   dm_driver_init(void);
+int dm_driver_init(void);
 /* Resolve a symbol in libcuda itself (never the shim); NULL if absent. */
 void *dm_driver_sym(const char *sym);
 
 /* ---- driver.c : libcuda handle, internal entry points --------------------- */
 typedef struct dm_drv {
-#define DM_DRV(sym, params) CUresult (*sym) params;
+#define DM_DRV(sym, params) CUresult(*sym) params;
 #include "driver.def"
 #undef DM_DRV
 } dm_drv_t;
-extern dm_drv_t dm_drv;          /* missing entries point at a stub erroring */
+extern dm_drv_t dm_drv; /* missing entries point at a stub erroring */
 /* Open libcuda and fill dm_drv; its handle, or NULL (logged) when libcuda is
  * not found. Once, from dm_driver_init. */
 void *dm_driver_open(void);
 /* Tests: use this library instead of libcuda.so.1 (before dm_driver_init). */
-void  dm_driver_set_library(const char *path);
+void dm_driver_set_library(const char *path);
 /* 1 once any hook has asked for the driver (the process uses CUDA); set by
  * dm_driver_init. */
-int   dm_driver_used(void);
-void  dm_driver_mark_used(void);
+int dm_driver_used(void);
+void dm_driver_mark_used(void);
 const char *dm_cu_err(CUresult r);
 /* Name of the exported symbol at exactly `addr`, or NULL. */
 const char *dm_driver_export_name(const void *addr);
@@ -109,21 +114,21 @@ void *(*dm_dlsym_resolve(void))(void *, const char *);
 /* Start reading the executable's re-linked images for device dev from the
  * cache in a thread: 1 when started (the caller then calls
  * dm_jit_ahead_end), 0 when off or started before. */
-int  dm_jit_ahead_begin(CUdevice dev);
+int dm_jit_ahead_begin(CUdevice dev);
 /* Wait for that thread. */
 void dm_jit_ahead_end(void);
 
 /* ---- state.c : process-wide switches ------------------------------------ */
 extern __thread int dm_tls_busy;
 /* 1 when hooks must pass straight through (DEVMALLOC_DISABLE or reentry). */
-int  dm_passthrough(void);
+int dm_passthrough(void);
 /* Set once any loaded image may hold devmalloc (yes or unknown); until then
  * launches cost one relaxed atomic load. */
 void dm_candidates_set(void);
-int  dm_candidates(void);
+int dm_candidates(void);
 
 /* ---- fork.c : the shim's locks across fork() ----------------------------- */
-void dm_fork_register(void);          /* once; from the driver's first use */
+void dm_fork_register(void); /* once; from the driver's first use */
 /* Each lock's owner: take its lock before a fork, release it after it in the
  * parent; in the child (a new thread id) the lock is initialized afresh. */
 typedef enum { DM_FORK_TAKE, DM_FORK_PARENT, DM_FORK_CHILD } dm_fork_phase_t;
@@ -132,9 +137,12 @@ void dm_ctx_fork(dm_fork_phase_t ph);          /* ctxtab.c */
 void dm_launch_cache_fork(dm_fork_phase_t ph); /* owners.c: launch cache rwlock */
 void dm_graphs_fork(dm_fork_phase_t ph);       /* graphs.c */
 static inline void dm_mutex_fork(pthread_mutex_t *m, dm_fork_phase_t ph) {
-  if (ph == DM_FORK_TAKE) pthread_mutex_lock(m);
-  else if (ph == DM_FORK_PARENT) pthread_mutex_unlock(m);
-  else pthread_mutex_init(m, NULL);
+  if (ph == DM_FORK_TAKE)
+    pthread_mutex_lock(m);
+  else if (ph == DM_FORK_PARENT)
+    pthread_mutex_unlock(m);
+  else
+    pthread_mutex_init(m, NULL);
 }
 
 /* Room for one more element in a doubling array: *arr holds *cap elements of
@@ -143,28 +151,27 @@ int dm_grow_array(void **arr, size_t *cap, size_t n, size_t size);
 
 /* ---- limit.c : the heap-size limit state machine (pure) ------------------ */
 typedef struct dm_limit {
-  int app_set;            /* the application set CU_LIMIT_MALLOC_HEAP_SIZE */
+  int app_set; /* the application set CU_LIMIT_MALLOC_HEAP_SIZE */
   size_t app_value;
-  int heap_created;       /* devmalloc heap exists */
-  int heap_bound;         /* a module was bound to it: its size is fixed */
+  int heap_created; /* devmalloc heap exists */
+  int heap_bound;   /* a module was bound to it: its size is fixed */
   size_t heap_bytes;
-  int grows;              /* the heap grows: any value up to max_bytes is accepted */
+  int grows; /* the heap grows: any value up to max_bytes is accepted */
   size_t max_bytes;
 } dm_limit_t;
 typedef enum {
-  DM_LIMIT_RECORD,        /* record value, also pass to the stock driver */
-  DM_LIMIT_NOOP,          /* same as the existing heap: success, nothing to do */
-  DM_LIMIT_REJECT,        /* heap in use with another size: invalid value */
-  DM_LIMIT_RESIZE         /* heap exists, no module bound yet: replace it (the
+  DM_LIMIT_RECORD, /* record value, also pass to the stock driver */
+  DM_LIMIT_NOOP,   /* same as the existing heap: success, nothing to do */
+  DM_LIMIT_REJECT, /* heap in use with another size: invalid value */
+  DM_LIMIT_RESIZE  /* heap exists, no module bound yet: replace it (the
                            * caller destroys it), then as RECORD */
 } dm_limit_action_t;
 dm_limit_action_t dm_limit_set(dm_limit_t *l, size_t value);
 /* Value cuCtxGetLimit reports; 0 means "ask the driver" (stock value). */
-size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env,
-                       uint64_t free_bytes, int devmalloc_seen);
+size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes,
+                       int devmalloc_seen);
 /* Bytes for a new heap. */
-size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env,
-                           uint64_t free_bytes);
+size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes);
 
 /* ---- parts.c : the other parts, behind tables for tests ------------------ */
 /* parts.c is the one file that names the host runtime's API, the re-link's
@@ -180,8 +187,8 @@ typedef struct dm_heap_ops {
   devmalloc_status_t (*set_min_block)(devmalloc_heap_t *, size_t);
   devmalloc_status_t (*set_check)(devmalloc_heap_t *, int);
   devmalloc_status_t (*set_dense)(devmalloc_heap_t *, int);
-  devmalloc_status_t (*create_growing)(CUcontext, const devmalloc_grow_config_t *,
-                                       devmalloc_heap_t **, const char **);
+  devmalloc_status_t (*create_growing)(CUcontext, const devmalloc_grow_config_t *, devmalloc_heap_t **,
+                                       const char **);
   devmalloc_status_t (*trim_start)(devmalloc_heap_t *, size_t);
   int (*grows)(const devmalloc_heap_t *);
   void (*abandon)(devmalloc_heap_t *);
@@ -189,8 +196,8 @@ typedef struct dm_heap_ops {
 extern const dm_heap_ops_t *dm_heap_ops;
 /* Load-time re-link (relink/relink.h). */
 typedef struct dm_relink_ops {
-  int (*sized)(const void *image, const void *body, size_t len, const void **out,
-               size_t *out_size, char *why, size_t whylen);
+  int (*sized)(const void *image, const void *body, size_t len, const void **out, size_t *out_size, char *why,
+               size_t whylen);
   int (*file)(const char *path, const void **out, size_t *out_size, char *why, size_t whylen);
   void (*release)(const void *image);
   int (*read_ahead)(const void *body, size_t len, int dev, char *why, size_t whylen);
@@ -205,7 +212,7 @@ typedef struct dm_pool_ops {
   CUresult (*mem_free)(CUdeviceptr dptr, dm_real_mem_free_fn real_free);
   CUresult (*mem_get_info)(size_t *free_b, size_t *total_b, dm_real_mem_get_info_fn real);
   void (*print_stats)(void *file);
-  void (*forget_context)(CUcontext ctx);   /* the context is going away */
+  void (*forget_context)(CUcontext ctx); /* the context is going away */
 } dm_pool_ops_t;
 extern const dm_pool_ops_t *dm_pool_ops;
 /* Once, from dm_driver_init with libcuda's handle: give the parts the driver
@@ -229,14 +236,14 @@ void dm_ctx_trim(CUcontext ctx);
 dm_limit_action_t dm_ctx_limit_set(CUcontext ctx, size_t value);
 /* A module was bound to ctx's heap: its size can no longer change. */
 void dm_ctx_heap_bound(CUcontext ctx);
-int  dm_ctx_limit_get(CUcontext ctx, size_t *out);   /* 1: answered, 0: ask driver */
+int dm_ctx_limit_get(CUcontext ctx, size_t *out); /* 1: answered, 0: ask driver */
 /* Tear down ctx's heap (stats snapshot first). `alive`: the context still
  * exists (free the heap) or is gone (forget it). */
 void dm_ctx_teardown(CUcontext ctx, int alive);
 /* Primary context bookkeeping: retain/release counts per device. */
 void dm_ctx_primary_retained(CUdevice dev, CUcontext ctx);
 CUcontext dm_ctx_primary_of(CUdevice dev);
-int  dm_ctx_primary_released(CUdevice dev);  /* returns remaining count */
+int dm_ctx_primary_released(CUdevice dev); /* returns remaining count */
 /* Read ctx's stats now, printed at exit if the context disappears. */
 void dm_ctx_snapshot(CUcontext ctx);
 /* Print every context's stats (live and torn down) to the log. */
@@ -252,7 +259,7 @@ void dm_ctx_reset_for_tests(void);
 typedef enum { DM_OWNER_MODULE = 1, DM_OWNER_LIBRARY = 2 } dm_owner_kind_t;
 typedef enum { DM_VERDICT_NONE = 1, DM_VERDICT_BOUND = 2 } dm_verdict_t;
 /* Launch cache: (function or kernel handle, context) -> verdict. */
-int  dm_lcache_get(const void *f, CUcontext ctx, dm_verdict_t *v);
+int dm_lcache_get(const void *f, CUcontext ctx, dm_verdict_t *v);
 void dm_lcache_put(const void *f, CUcontext ctx, dm_verdict_t v, const void *owner);
 void dm_lcache_purge_ctx(CUcontext ctx);
 void dm_lcache_purge_owner(const void *owner);
@@ -264,15 +271,15 @@ void dm_owner_lock(void);
 void dm_owner_unlock(void);
 dm_owner_t *dm_owner_get(dm_owner_kind_t kind, const void *handle, int create);
 void dm_owner_remove(const void *handle);
-void dm_owner_forget_ctx(CUcontext ctx);   /* modules of ctx go, libraries unbind */
-void dm_owner_forget_derived(void);        /* records not made by a load hook */
+void dm_owner_forget_ctx(CUcontext ctx);    /* modules of ctx go, libraries unbind */
+void dm_owner_forget_derived(void);         /* records not made by a load hook */
 void dm_owner_unloaded(const void *handle); /* remove + forget_derived, under the lock */
 dm_has_t dm_owner_has(const dm_owner_t *o);
 void dm_owner_set_has(dm_owner_t *o, dm_has_t h);
 void dm_owner_set_loaded(dm_owner_t *o, const char *what);
 void dm_owner_set_ctx(dm_owner_t *o, CUcontext ctx);
 const char *dm_owner_name(const dm_owner_t *o);
-int  dm_owner_bound_in(const dm_owner_t *o, CUcontext ctx);
+int dm_owner_bound_in(const dm_owner_t *o, CUcontext ctx);
 void dm_owner_set_bound(dm_owner_t *o, CUcontext ctx);
 size_t dm_owner_count(void);
 #ifdef DM_TESTING
@@ -301,9 +308,8 @@ void dm_graph_exec_forget(CUgraphExec exec);
 /* ", a, b" for (a, b), nothing for (): a handler's arguments after `real`,
  * so that a driver function without parameters (written `()` in hooks.def)
  * is hooked like the others. */
-#define DM_AFTER_FIRST(...) __VA_OPT__(,) __VA_ARGS__
-#define DM_HOOK(sym, base, ptds, since, handler, params, args) \
-  typedef CUresult (*dm_pfn_##sym) params;
+#define DM_AFTER_FIRST(...) __VA_OPT__(, ) __VA_ARGS__
+#define DM_HOOK(sym, base, ptds, since, handler, params, args) typedef CUresult(*dm_pfn_##sym) params;
 #include "hooks.def"
 #undef DM_HOOK
 #define DM_HOOK(sym, base, ptds, since, handler, params, args) \

@@ -13,14 +13,8 @@
 __thread int dm_tls_busy;
 static atomic_int g_candidates;
 
-int dm_passthrough(void) {
-  return dm_tls_busy || dm_options()->disable;
-}
+int dm_passthrough(void) { return dm_tls_busy || dm_options()->disable; }
 
-void dm_candidates_set(void) {
-  atomic_store_explicit(&g_candidates, 1, memory_order_release);
-}
+void dm_candidates_set(void) { atomic_store_explicit(&g_candidates, 1, memory_order_release); }
 
-int dm_candidates(void) {
-  return atomic_load_explicit(&g_candidates, memory_order_acquire);
-}
+int dm_candidates(void) { return atomic_load_explicit(&g_candidates, memory_order_acquire); }

@@ -37,9 +37,9 @@
 
 typedef struct {
   CUcontext ctx;
-  uint64_t last_ns;          /* last sample taken (0: none) */
-  uint64_t launches, since;  /* launches in total / since the last sample */
-  const void *kf;            /* last kernel launched and its name */
+  uint64_t last_ns;         /* last sample taken (0: none) */
+  uint64_t launches, since; /* launches in total / since the last sample */
+  const void *kf;           /* last kernel launched and its name */
   char kname[NAME_MAX_LEN];
 } tctx_t;
 
@@ -49,7 +49,7 @@ static size_t g_n, g_cap;
 static int g_fd = -1, g_failed;
 static uint64_t g_t0;
 static atomic_uint_fast64_t g_relinked;
-static atomic_int g_mode = -1;   /* -1 unknown, 0 off, 1 stats only, 2 trace */
+static atomic_int g_mode = -1; /* -1 unknown, 0 off, 1 stats only, 2 trace */
 /* The context table's sampler (ctxtab.c's dm_ctx_sample), set by real.c at
  * the driver's first use, before any heap exists: until then no context has
  * counters to read. */
@@ -110,7 +110,8 @@ static void expand(const char *in, char *out, size_t n) {
       k += (size_t)snprintf(out + k, n - k, "%d", (int)getpid());
       in++;
       if (k >= n) k = n - 1;
-    } else out[k++] = *in;
+    } else
+      out[k++] = *in;
   }
   out[k] = 0;
 }
@@ -124,7 +125,7 @@ static int open_trace(void) {
   g_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (g_fd < 0) {
     g_failed = 1;
-    atomic_store(&g_mode, dm_options()->stats ? 1 : 0);   /* sample no more for it */
+    atomic_store(&g_mode, dm_options()->stats ? 1 : 0); /* sample no more for it */
     dm_log(DM_LOG_WARN, "warning: cannot open trace file %s: no trace is written", path);
     return -1;
   }
@@ -138,20 +139,19 @@ static int open_trace(void) {
   return 0;
 }
 
-static void write_sample(const dm_stats_rec_t *r, const char *event, const char *kname,
-                         uint64_t launches) {
+static void write_sample(const dm_stats_rec_t *r, const char *event, const char *kname, uint64_t launches) {
   char extra[NAME_MAX_LEN + 160], line[DM_REC_MAX];
   pthread_mutex_lock(&g_lock);
   if (open_trace() == 0) {
     double t = (double)(now_ns() - g_t0) / 1e9;
     if (kname && *kname)
       snprintf(extra, sizeof extra,
-               "\"record\":\"sample\",\"t\":%.6f,\"event\":\"%s\",\"kernel\":\"%s\",\"launches\":%llu",
-               t, event, kname, (unsigned long long)launches);
+               "\"record\":\"sample\",\"t\":%.6f,\"event\":\"%s\",\"kernel\":\"%s\",\"launches\":%llu", t,
+               event, kname, (unsigned long long)launches);
     else
       snprintf(extra, sizeof extra,
-               "\"record\":\"sample\",\"t\":%.6f,\"event\":\"%s\",\"kernel\":null,\"launches\":%llu",
-               t, event, (unsigned long long)launches);
+               "\"record\":\"sample\",\"t\":%.6f,\"event\":\"%s\",\"kernel\":null,\"launches\":%llu", t,
+               event, (unsigned long long)launches);
     int k = dm_rec_json(line, sizeof line - 1, r, extra);
     if (k > 0) {
       line[k++] = '\n';
@@ -181,8 +181,7 @@ static void take(CUcontext ctx, const char *event, const char *kname, uint64_t l
   if (ok && mode() == 2) write_sample(&r, event, kname, launches);
 }
 
-int dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms,
-                 int tracing) {
+int dm_trace_due(uint64_t age_ns, uint64_t since, dm_tpoint_t tp, unsigned interval_ms, int tracing) {
   uint64_t iv = (uint64_t)interval_ms * MS, gap = iv / 4;
   return age_ns >= iv || (tp == DM_TP_SYNC && tracing && since && age_ns >= gap);
 }
@@ -217,7 +216,7 @@ void dm_obs_launch(const void *f, CUstream s) {
   if (!dm_obs_sampling()) return;
   CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
   if (dm_drv.cuStreamIsCapturing(s, &cs) == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE)
-    return;   /* recorded into a graph, not launched now */
+    return; /* recorded into a graph, not launched now */
   CUcontext ctx = dm_stream_ctx(s);
   if (ctx) point(ctx, f, DM_TP_LAUNCH);
 }

@@ -25,7 +25,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cond;
 static pthread_t g_thread;
 static int g_running, g_stop;
-static pid_t g_owner;          /* the process that started the thread */
+static pid_t g_owner; /* the process that started the thread */
 static unsigned g_period_ms;
 static void (*g_sample)(const char *event);
 
@@ -69,7 +69,7 @@ void dm_trace_timer_start(unsigned period_ms, void (*sample)(const char *event))
       g_owner = getpid();
     } else {
       dm_log(DM_LOG_WARN, "warning: cannot start the trace sampler thread: "
-             "samples at launches and synchronizations only");
+                          "samples at launches and synchronizations only");
     }
   }
   pthread_mutex_unlock(&g_lock);

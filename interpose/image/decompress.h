@@ -16,13 +16,12 @@
 #include <stddef.h>
 
 /* Decompress src[0..srclen) into dst, which must come out exactly dstlen. */
-int dm_decompress(int codec, const void *src, size_t srclen, void *dst,
-                  size_t dstlen, char *why, size_t whylen);
+int dm_decompress(int codec, const void *src, size_t srclen, void *dst, size_t dstlen, char *why,
+                  size_t whylen);
 
 /* A malloc'd copy of the entry's image, decompressed, with one NUL byte
  * appended (not counted in *size). For PTX entries *size stops at the first
  * NUL (the text). Free with free(). */
-int dm_fb_entry_load(const dm_fb_entry_t *e, unsigned char **out, size_t *size,
-                     char *why, size_t whylen);
+int dm_fb_entry_load(const dm_fb_entry_t *e, unsigned char **out, size_t *size, char *why, size_t whylen);
 
 #endif

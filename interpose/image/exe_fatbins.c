@@ -59,8 +59,7 @@ static int first_object(struct dl_phdr_info *info, size_t size, void *arg) {
 
 static int mapped(const exe_map_t *m, uintptr_t p, size_t n) {
   for (int i = 0; i < m->nloads; i++)
-    if (p >= m->lo[i] && n <= m->hi[i] - m->lo[i] && p - m->lo[i] <= m->hi[i] - m->lo[i] - n)
-      return 1;
+    if (p >= m->lo[i] && n <= m->hi[i] - m->lo[i] && p - m->lo[i] <= m->hi[i] - m->lo[i] - n) return 1;
   return 0;
 }
 
@@ -77,8 +76,8 @@ static int find_segment(const exe_map_t *m, uintptr_t *addr, size_t *size) {
   Elf64_Shdr *sh = NULL;
   char *names = NULL;
   if (!read_at(fd, &eh, sizeof eh, 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
-      eh.e_shnum == 0 || eh.e_shnum > MAX_SECTIONS || eh.e_shstrndx >= eh.e_shnum ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+      eh.e_shnum > MAX_SECTIONS || eh.e_shstrndx >= eh.e_shnum ||
       getauxval(AT_ENTRY) != m->bias + eh.e_entry) /* not the program that runs (ld.so ./app) */
     goto out;
   if (!(sh = malloc((size_t)eh.e_shnum * sizeof *sh)) ||

@@ -26,7 +26,7 @@ dm_has_t dm_image_scan(const void *image, size_t len);
 /* Classify an unsized module image (wrapper, fatbin, cubin, PTX). */
 dm_has_t dm_image_has_devmalloc(const void *image);
 /* Size of an image in memory (dm_image_bound), 0 if unknown. */
-size_t   dm_image_size(const void *image);
+size_t dm_image_size(const void *image);
 
 /* ---- exe_fatbins.c : the program's own fatbins -------------------------- */
 /* The fatbins the executable registers with the CUDA runtime (the pointers

@@ -27,12 +27,24 @@
 #define FATBIN_HDR_MAX 4096u
 #define ELF_HDR 64u
 #define ELF_SHDR 64u
-#define PROBE_PAGES 64   /* pages probed per system call */
+#define PROBE_PAGES 64 /* pages probed per system call */
 #define PTX_WINDOW ((size_t)PROBE_PAGES * 4096)
 
-static uint16_t rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint16_t rd16(const unsigned char *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static uint32_t rd32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t rd64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
 
 /* One byte of each page in [b, b+n) through the pipe fallback: write() reports
  * EFAULT for memory it cannot read. */
@@ -86,7 +98,7 @@ static size_t max_end(size_t a, uint64_t b) { return b > a ? (size_t)b : a; }
 /* End of an ELF64 image: its header, program and section header tables and
  * every section with file contents. 0 if any of them is malformed. */
 static size_t elf_extent(const unsigned char *p) {
-  if (!readable(p, ELF_HDR) || p[4] != 2) return 0;   /* ELFCLASS64 only */
+  if (!readable(p, ELF_HDR) || p[4] != 2) return 0; /* ELFCLASS64 only */
   uint64_t phoff = rd64(p + 0x20), shoff = rd64(p + 0x28);
   uint16_t phentsize = rd16(p + 0x36), phnum = rd16(p + 0x38);
   uint16_t shentsize = rd16(p + 0x3a), shnum = rd16(p + 0x3c);
@@ -150,10 +162,11 @@ const void *dm_image_bound(const void *image, size_t *len) {
     if (!p || !readable(p, 4) || rd32(p) != FATBIN_MAGIC) return NULL;
   }
   size_t n = 0;
-  if (rd32(p) == FATBIN_MAGIC) n = fatbin_extent(p);
-  else if (!memcmp(p, "\177ELF", 4)) n = elf_extent(p);
-  else if (p[0] == '.' || p[0] == '/' || p[0] == '\n' || p[0] == ' ' || p[0] == '\t' ||
-           p[0] == '\r')
+  if (rd32(p) == FATBIN_MAGIC)
+    n = fatbin_extent(p);
+  else if (!memcmp(p, "\177ELF", 4))
+    n = elf_extent(p);
+  else if (p[0] == '.' || p[0] == '/' || p[0] == '\n' || p[0] == ' ' || p[0] == '\t' || p[0] == '\r')
     n = text_extent(p);
   if (!n) return NULL;
   *len = n;

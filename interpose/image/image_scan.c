@@ -28,11 +28,23 @@
 
 #define FATBIN_MAGIC 0xBA55ED50u
 #define ENTRY_COMPRESSED (0x2000u | 0x8000u)
-#define ENTRY_FIELDS 0x30u   /* an entry header reaches at least past its flags */
+#define ENTRY_FIELDS 0x30u /* an entry header reaches at least past its flags */
 
-static uint32_t rd32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static uint16_t rd16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t rd32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t rd64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static uint16_t rd16(const unsigned char *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
 
 static int has_name(const void *p, size_t n) {
   return memmem(p, n, DEVMALLOC_DESC_SYMBOL, sizeof DEVMALLOC_DESC_SYMBOL - 1) != NULL;
@@ -47,8 +59,10 @@ static dm_has_t scan_fatbin(const unsigned char *p, size_t total) {
     uint32_t ehdr = rd32(e + 4);
     uint64_t payload = rd64(e + 8), flags = rd64(e + 0x28);
     if (ehdr < ENTRY_FIELDS || ehdr > left || payload > left - ehdr) return DM_HAS_UNKNOWN;
-    if (flags & ENTRY_COMPRESSED) compressed = 1;
-    else if (has_name(e + ehdr, (size_t)payload)) return DM_HAS_YES;
+    if (flags & ENTRY_COMPRESSED)
+      compressed = 1;
+    else if (has_name(e + ehdr, (size_t)payload))
+      return DM_HAS_YES;
     off += ehdr + (size_t)payload;
   }
   return compressed ? DM_HAS_UNKNOWN : DM_HAS_NO;

@@ -26,19 +26,19 @@
 
 #define DM_RELFATBIN_SECTION "__nv_relfatbin"
 #define DM_FATBIN_SECTION ".nv_fatbin"
-#define DM_FB_KIND_NVVM 8u      /* LTO IR (-dlto) */
+#define DM_FB_KIND_NVVM 8u /* LTO IR (-dlto) */
 #define DM_REL_MAX_UNITS 65536u
 
 /* ---- elf_origin.c ---------------------------------------------------------- */
 typedef struct {
-    uint64_t addr, size;        /* section's link-time address, bytes */
-    uint64_t offset;            /* in the file */
-    int      found, alloc;      /* present; SHF_ALLOC (mapped with the file) */
+  uint64_t addr, size; /* section's link-time address, bytes */
+  uint64_t offset;     /* in the file */
+  int found, alloc;    /* present; SHF_ALLOC (mapped with the file) */
 } dm_elf_sec_t;
 
 typedef struct {
-    dm_elf_sec_t fatbin;        /* .nv_fatbin */
-    dm_elf_sec_t relfatbin;     /* __nv_relfatbin */
+  dm_elf_sec_t fatbin;    /* .nv_fatbin */
+  dm_elf_sec_t relfatbin; /* __nv_relfatbin */
 } dm_elf_cuda_secs_t;
 
 /* The sections of the ELF file open at fd (read with pread, bounds-checked).
@@ -46,10 +46,10 @@ typedef struct {
 int dm_elf_cuda_sections(int fd, dm_elf_cuda_secs_t *s, char *why, size_t whylen);
 
 typedef struct {
-    char      path[PATH_MAX];   /* the file ("/proc/self/exe" for the program) */
-    uintptr_t bias;             /* load bias: run-time address - link-time address */
-    uintptr_t lo[16], hi[16];   /* its readable PT_LOAD ranges */
-    int       nloads;
+  char path[PATH_MAX];      /* the file ("/proc/self/exe" for the program) */
+  uintptr_t bias;           /* load bias: run-time address - link-time address */
+  uintptr_t lo[16], hi[16]; /* its readable PT_LOAD ranges */
+  int nloads;
 } dm_elf_origin_t;
 
 /* The loaded object whose readable segments hold addr: 1 and *o, or 0. */
@@ -62,31 +62,31 @@ int dm_elf_origin_maps(const dm_elf_origin_t *o, uintptr_t p, size_t n);
  * *len point into the mapped file; nothing to free). 1 when found; 0 with
  * `why` when the image is no file's (a buffer), its file has no
  * __nv_relfatbin, or the image is not inside that file's .nv_fatbin. */
-int dm_relfatbin_of(const void *image, const void **sec, size_t *len, char *path,
-                    size_t pathlen, char *why, size_t whylen);
+int dm_relfatbin_of(const void *image, const void **sec, size_t *len, char *path, size_t pathlen, char *why,
+                    size_t whylen);
 
 /* ---- relfatbin.c ----------------------------------------------------------- */
 enum { DM_REL_SASS = 1, DM_REL_PTX = 2 };
 
 typedef struct {
-    int            form;        /* DM_REL_SASS (relocatable cubin) or DM_REL_PTX */
-    unsigned       arch;        /* sm_/compute_ arch of the entry used */
-    unsigned char *data;        /* decompressed; PTX NUL-terminated (not counted) */
-    size_t         size;
+  int form;            /* DM_REL_SASS (relocatable cubin) or DM_REL_PTX */
+  unsigned arch;       /* sm_/compute_ arch of the entry used */
+  unsigned char *data; /* decompressed; PTX NUL-terminated (not counted) */
+  size_t size;
 } dm_rel_unit_t;
 
 typedef struct {
-    dm_rel_unit_t *units;
-    unsigned n;                 /* units with an input for the device */
-    unsigned nsass, nptx;
-    unsigned nfatbins;          /* fatbins in the section */
-    unsigned lto_only;          /* units with only NVVM IR usable for the device */
-    unsigned unusable;          /* units with nothing usable for the device */
-    unsigned first_missing_arch;/* an arch the unusable ones have (0: none) */
-    unsigned ptx_arch_max;      /* highest PTX arch used, 0 if none */
-    int uses_stock;             /* some unit calls the stock malloc/free */
-    int has_devmalloc;          /* devmalloc is among the units already */
-    int needs_devrt;            /* calls the device runtime, no unit defines it */
+  dm_rel_unit_t *units;
+  unsigned n; /* units with an input for the device */
+  unsigned nsass, nptx;
+  unsigned nfatbins;           /* fatbins in the section */
+  unsigned lto_only;           /* units with only NVVM IR usable for the device */
+  unsigned unusable;           /* units with nothing usable for the device */
+  unsigned first_missing_arch; /* an arch the unusable ones have (0: none) */
+  unsigned ptx_arch_max;       /* highest PTX arch used, 0 if none */
+  int uses_stock;              /* some unit calls the stock malloc/free */
+  int has_devmalloc;           /* devmalloc is among the units already */
+  int needs_devrt;             /* calls the device runtime, no unit defines it */
 } dm_rel_plan_t;
 
 /* Choose the input of every unit in the section for a device of compute
@@ -94,15 +94,13 @@ typedef struct {
  * its PTX of the highest arch <= cc. 0 with *plan (units decompressed: free
  * with dm_rel_plan_free), or a negative error for a malformed section or
  * entry. A plan with unusable or lto_only units cannot be linked. */
-int  dm_rel_plan(const void *sec, size_t len, unsigned cc, dm_rel_plan_t *plan,
-                 char *why, size_t whylen);
+int dm_rel_plan(const void *sec, size_t len, unsigned cc, dm_rel_plan_t *plan, char *why, size_t whylen);
 void dm_rel_plan_free(dm_rel_plan_t *plan);
 
 /* Every kernel of the device-linked image `img` (a cubin) is defined by some
  * unit of the plan: the image was linked from these units (and is not some
  * other translation unit's image that happens to sit in the same file).
  * 1 yes, 0 no (`why` names the kernel), negative on an unreadable image. */
-int  dm_rel_plan_covers(const dm_rel_plan_t *plan, const void *img, size_t len,
-                        char *why, size_t whylen);
+int dm_rel_plan_covers(const dm_rel_plan_t *plan, const void *img, size_t len, char *why, size_t whylen);
 
 #endif

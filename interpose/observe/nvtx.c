@@ -42,11 +42,13 @@ static void event(int range, const char *fmt, va_list ap) {
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   a.colorType = NVTX_COLOR_ARGB;
-  a.color = range ? 0xff2e7d32u : 0xffc62828u;   /* green ranges, red markers */
+  a.color = range ? 0xff2e7d32u : 0xffc62828u; /* green ranges, red markers */
   a.messageType = NVTX_MESSAGE_TYPE_ASCII;
   a.message.ascii = msg;
-  if (range) nvtxDomainRangePushEx(g_dom, &a);
-  else nvtxDomainMarkEx(g_dom, &a);
+  if (range)
+    nvtxDomainRangePushEx(g_dom, &a);
+  else
+    nvtxDomainMarkEx(g_dom, &a);
 }
 
 void dm_nvtx_push(const char *fmt, ...) {
@@ -70,8 +72,8 @@ void dm_nvtx_mark(const char *fmt, ...) {
 }
 
 void dm_obs_event(int kind, const char *label) {
-  static const char *const what[] = {"?", "re-link cache hit", "re-link cache miss",
-                                     "heap growth", "heap trim"};
+  static const char *const what[] = {"?", "re-link cache hit", "re-link cache miss", "heap growth",
+                                     "heap trim"};
   if (kind < DM_OBS_CACHE_HIT || kind > DM_OBS_HEAP_TRIM) kind = 0;
   dm_nvtx_mark("devmalloc: %s%s%s", what[kind], label ? ": " : "", label ? label : "");
 }

@@ -13,23 +13,23 @@
 #include "devmalloc.h"
 
 typedef enum {
-  DM_REC_LIVE = 0,       /* context alive, counters read at the end */
-  DM_REC_DESTROYED,      /* heap torn down with its context before the end */
-  DM_REC_LOST            /* counters could no longer be read (device fault, context gone) */
+  DM_REC_LIVE = 0,  /* context alive, counters read at the end */
+  DM_REC_DESTROYED, /* heap torn down with its context before the end */
+  DM_REC_LOST       /* counters could no longer be read (device fault, context gone) */
 } dm_rec_status_t;
 
 typedef enum {
-  DM_REC_EXACT = 0,      /* read at the moment the record describes */
-  DM_REC_LAST_KNOWN,     /* the last successful read (a sync sample or a snapshot) */
-  DM_REC_NONE            /* never read: counters are zero, heap_bytes is the size asked for */
+  DM_REC_EXACT = 0,  /* read at the moment the record describes */
+  DM_REC_LAST_KNOWN, /* the last successful read (a sync sample or a snapshot) */
+  DM_REC_NONE        /* never read: counters are zero, heap_bytes is the size asked for */
 } dm_rec_counters_t;
 
 typedef struct dm_stats_rec {
-  unsigned long long ctx_id;   /* cuCtxGetId */
+  unsigned long long ctx_id; /* cuCtxGetId */
   int device;
   dm_rec_status_t status;
   dm_rec_counters_t counters;
-  uint64_t relinked_modules;   /* modules re-linked at load time in the process */
+  uint64_t relinked_modules; /* modules re-linked at load time in the process */
   devmalloc_stats_t s;
 } dm_stats_rec_t;
 

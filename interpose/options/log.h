@@ -14,7 +14,7 @@ enum { DM_LOG_WARN = 0, DM_LOG_INFO = 1, DM_LOG_DEBUG = 2 };
 void dm_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Write buf as it is (no prefix, no level). */
 void dm_log_write(const char *buf, size_t len);
-int  dm_log_fd(void);
+int dm_log_fd(void);
 /* Point the log where o->log says (stderr when unset or refused), at o->verbose;
  * dm_options() does it once, tests again. */
 void dm_log_open(const dm_options_t *o);

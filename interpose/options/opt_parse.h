@@ -44,31 +44,40 @@
 
 /* The valid forms of each kind, for warnings and --help. */
 #define DM_OPT_FORMS_bytes "a byte count with optional K/M/G/T suffix (4096, 512M, 1.5G; at most 1P)"
-#define DM_OPT_FORMS_size  "a byte count with optional K/M/G/T suffix (512M, 1.5G; at most 1P) or a fraction of free memory from 0.001 to 1 (0.5, 50%)"
+#define DM_OPT_FORMS_size                                                                                 \
+  "a byte count with optional K/M/G/T suffix (512M, 1.5G; at most 1P) or a fraction of free memory from " \
+  "0.001 to 1 (0.5, 50%)"
 #define DM_OPT_FORMS_amount "0 or a byte count with optional K/M/G/T suffix (4096, 64M, 1.5G; at most 1P)"
 #define DM_OPT_FORMS_block "0 (off) or a byte count up to 8192 (128, 1K, 8K)"
-#define DM_OPT_FORMS_bool  "1/0, yes/no, true/false, on/off"
+#define DM_OPT_FORMS_bool "1/0, yes/no, true/false, on/off"
 #define DM_OPT_FORMS_level "0, 1 or 2 (yes/no = 1/0)"
-#define DM_OPT_FORMS_path  "a path"
-#define DM_OPT_FORMS_jit   "auto, off or force (yes/no = auto/off)"
-#define DM_OPT_FORMS_pool  "off, auto, or a byte count with optional K/M/G/T suffix (4G)"
+#define DM_OPT_FORMS_path "a path"
+#define DM_OPT_FORMS_jit "auto, off or force (yes/no = auto/off)"
+#define DM_OPT_FORMS_pool "off, auto, or a byte count with optional K/M/G/T suffix (4G)"
 #define DM_OPT_FORMS_statsfmt "0/1, text, json or csv (yes/no = text/off)"
-#define DM_OPT_FORMS_ms    "milliseconds, 0 to 60000 (10, 10ms)"
+#define DM_OPT_FORMS_ms "milliseconds, 0 to 60000 (10, 10ms)"
 
 typedef enum { DM_SIZE_UNSET = 0, DM_SIZE_BYTES, DM_SIZE_FRACTION } dm_size_kind_t;
-typedef struct { dm_size_kind_t kind; uint64_t bytes; double fraction; } dm_opt_size_t;
+typedef struct {
+  dm_size_kind_t kind;
+  uint64_t bytes;
+  double fraction;
+} dm_opt_size_t;
 typedef uint64_t dm_opt_bytes_t;
 typedef uint64_t dm_opt_amount_t;
 typedef unsigned dm_opt_block_t;
 typedef int dm_opt_bool_t;
 typedef int dm_opt_level_t;
-typedef const char *dm_opt_path_t;          /* NULL when unset */
+typedef const char *dm_opt_path_t; /* NULL when unset */
 typedef enum { DM_JIT_AUTO = 0, DM_JIT_OFF, DM_JIT_FORCE } dm_opt_jit_t;
 typedef enum { DM_OPT_POOL_OFF = 0, DM_OPT_POOL_AUTO, DM_OPT_POOL_BYTES } dm_opt_pool_mode_t;
-typedef struct { dm_opt_pool_mode_t mode; uint64_t bytes; } dm_opt_pool_t;
+typedef struct {
+  dm_opt_pool_mode_t mode;
+  uint64_t bytes;
+} dm_opt_pool_t;
 /* Observability option types (parsers in options_obs.c). */
 typedef enum { DM_STATS_OFF = 0, DM_STATS_TEXT, DM_STATS_JSON, DM_STATS_CSV } dm_opt_statsfmt_t;
-typedef unsigned dm_opt_ms_t;               /* milliseconds, 0 .. 60000 */
+typedef unsigned dm_opt_ms_t;                                 /* milliseconds, 0 .. 60000 */
 int dm_parse_statsfmt(const char *s, dm_opt_statsfmt_t *out); /* 0/1/off/on/text/json/csv */
 int dm_parse_ms(const char *s, dm_opt_ms_t *out);
 
@@ -118,11 +127,11 @@ static DM_OPT_UNUSED int dm_parse_bytes(const char *s, uint64_t *out) {
   if (errno) return -1;
   double frac = 0.0;
   int has_frac = 0;
-  if (*end == '.') {                               /* 1.5G */
+  if (*end == '.') { /* 1.5G */
     char *fe = end + 1;
     while (isdigit((unsigned char)*fe)) fe++;
-    if (fe == end + 1) return -1;                  /* "1." */
-    frac = strtod(end, NULL);                      /* digits only: no exponent */
+    if (fe == end + 1) return -1; /* "1." */
+    frac = strtod(end, NULL);     /* digits only: no exponent */
     end = fe;
     has_frac = 1;
   }
@@ -138,11 +147,11 @@ static DM_OPT_UNUSED int dm_parse_bytes(const char *s, uint64_t *out) {
     default: return -1;
     }
     end++;
-    if (shift && (*end == 'i' || *end == 'I')) end++;   /* KiB, MiB */
-    if (shift && (*end == 'b' || *end == 'B')) end++;   /* KB, MiB */
+    if (shift && (*end == 'i' || *end == 'I')) end++; /* KiB, MiB */
+    if (shift && (*end == 'b' || *end == 'B')) end++; /* KB, MiB */
     if (*end) return -1;
   }
-  if (has_frac && !shift) return -1;               /* "1.5" is not a byte count */
+  if (has_frac && !shift) return -1; /* "1.5" is not a byte count */
   if (whole > (DM_OPT_BYTES_MAX >> shift)) return -1;
   uint64_t v = (uint64_t)whole << shift;
   v += (uint64_t)floor(frac * (double)((uint64_t)1 << shift));
@@ -156,20 +165,24 @@ static DM_OPT_UNUSED int dm_parse_size(const char *s, dm_opt_size_t *out) {
   if (!s || dm_opt_trim(s, b, sizeof b)) return -1;
   size_t len = strlen(b);
   double f;
-  if (b[len - 1] == '%') {                         /* "50%" */
+  if (b[len - 1] == '%') { /* "50%" */
     b[len - 1] = 0;
     if (dm_opt_decimal(b, &f)) return -1;
     f /= 100.0;
   } else {
     uint64_t v;
     if (!dm_parse_bytes(b, &v)) {
-      out->kind = DM_SIZE_BYTES; out->bytes = v; out->fraction = 0.0;
+      out->kind = DM_SIZE_BYTES;
+      out->bytes = v;
+      out->fraction = 0.0;
       return 0;
     }
-    if (!strchr(b, '.') || dm_opt_decimal(b, &f)) return -1;   /* "0.5" */
+    if (!strchr(b, '.') || dm_opt_decimal(b, &f)) return -1; /* "0.5" */
   }
   if (!(f >= DM_OPT_FRACTION_MIN && f <= 1.0)) return -1;
-  out->kind = DM_SIZE_FRACTION; out->bytes = 0; out->fraction = f;
+  out->kind = DM_SIZE_FRACTION;
+  out->bytes = 0;
+  out->fraction = f;
   return 0;
 }
 
@@ -213,10 +226,13 @@ static DM_OPT_UNUSED int dm_parse_block(const char *s, dm_opt_block_t *out) {
 
 static DM_OPT_UNUSED int dm_parse_path(const char *s, dm_opt_path_t *out) {
   if (!s) return -1;
-  if (!*s) { *out = NULL; return 0; }
+  if (!*s) {
+    *out = NULL;
+    return 0;
+  }
   char *d = strdup(s);
   if (!d) return -1;
-  *out = d;          /* kept for the life of the process */
+  *out = d; /* kept for the life of the process */
   return 0;
 }
 
@@ -224,10 +240,14 @@ static DM_OPT_UNUSED int dm_parse_jit(const char *s, dm_opt_jit_t *out) {
   char b[16];
   if (!s || dm_opt_trim(s, b, sizeof b)) return -1;
   int yn = dm_opt_yes_no(b);
-  if (!strcasecmp(b, "auto") || yn == 1) *out = DM_JIT_AUTO;
-  else if (yn == 0) *out = DM_JIT_OFF;
-  else if (!strcasecmp(b, "force")) *out = DM_JIT_FORCE;
-  else return -1;
+  if (!strcasecmp(b, "auto") || yn == 1)
+    *out = DM_JIT_AUTO;
+  else if (yn == 0)
+    *out = DM_JIT_OFF;
+  else if (!strcasecmp(b, "force"))
+    *out = DM_JIT_FORCE;
+  else
+    return -1;
   return 0;
 }
 
@@ -236,10 +256,17 @@ static DM_OPT_UNUSED int dm_parse_pool(const char *s, dm_opt_pool_t *out) {
   uint64_t v;
   if (!s || dm_opt_trim(s, b, sizeof b)) return -1;
   int yn = dm_opt_yes_no(b);
-  if (yn == 0) { out->mode = DM_OPT_POOL_OFF; out->bytes = 0; }
-  else if (yn == 1 || !strcasecmp(b, "auto")) { out->mode = DM_OPT_POOL_AUTO; out->bytes = 0; }
-  else if (!dm_parse_bytes(b, &v)) { out->mode = DM_OPT_POOL_BYTES; out->bytes = v; }
-  else return -1;
+  if (yn == 0) {
+    out->mode = DM_OPT_POOL_OFF;
+    out->bytes = 0;
+  } else if (yn == 1 || !strcasecmp(b, "auto")) {
+    out->mode = DM_OPT_POOL_AUTO;
+    out->bytes = 0;
+  } else if (!dm_parse_bytes(b, &v)) {
+    out->mode = DM_OPT_POOL_BYTES;
+    out->bytes = v;
+  } else
+    return -1;
   return 0;
 }
 

@@ -24,7 +24,7 @@ uint64_t dm_size_resolve(const dm_opt_size_t *s, uint64_t free_bytes) {
   case DM_SIZE_BYTES: return s->bytes;
   case DM_SIZE_FRACTION: {
     uint64_t v = (uint64_t)floor((double)free_bytes * s->fraction);
-    v &= ~(uint64_t)0xfffff;         /* whole MiB, never none */
+    v &= ~(uint64_t)0xfffff; /* whole MiB, never none */
     return v < DM_MIN_HEAP_BYTES ? DM_MIN_HEAP_BYTES : v;
   }
   default: return 0;
@@ -36,31 +36,33 @@ static void check_minimum(dm_options_t *o, const char *(*get)(const char *),
                           void (*warn)(const char *, const char *, const char *)) {
   if (o->heap_size.kind == DM_SIZE_BYTES && o->heap_size.bytes < DM_MIN_HEAP_BYTES) {
     o->heap_size.bytes = DM_MIN_HEAP_BYTES;
-    if (warn) warn("DEVMALLOC_HEAP_SIZE", get("DEVMALLOC_HEAP_SIZE"),
-                   "is below the minimum heap; using 1M (1048576 bytes)");
+    if (warn)
+      warn("DEVMALLOC_HEAP_SIZE", get("DEVMALLOC_HEAP_SIZE"),
+           "is below the minimum heap; using 1M (1048576 bytes)");
   }
   if (o->heap_initial < DM_MIN_HEAP_BYTES) {
     o->heap_initial = DM_MIN_HEAP_BYTES;
-    if (warn) warn("DEVMALLOC_HEAP_INITIAL", get("DEVMALLOC_HEAP_INITIAL"),
-                   "is below the minimum heap; using 1M (1048576 bytes)");
+    if (warn)
+      warn("DEVMALLOC_HEAP_INITIAL", get("DEVMALLOC_HEAP_INITIAL"),
+           "is below the minimum heap; using 1M (1048576 bytes)");
   }
 }
 
 int dm_options_parse(dm_options_t *o, const char *(*get)(const char *name),
-                      void (*warn)(const char *env, const char *value, const char *what)) {
+                     void (*warn)(const char *env, const char *value, const char *what)) {
   char what[320];
   int bad = 0;
   memset(o, 0, sizeof *o);
-#define DM_OPTION(type, field, env, def, doc)                                    \
-  do {                                                                           \
-    if (def[0]) (void)dm_parse_##type(def, &o->field);                           \
-    const char *v_ = get(env);                                                   \
-    if (v_ && *v_ && dm_parse_##type(v_, &o->field)) {                           \
-      bad++;                                                                     \
-      snprintf(what, sizeof what, "is not valid: expected %s; using the default (%s)", \
-               DM_OPT_FORMS_##type, def[0] ? def : "unset");                     \
-      if (warn) warn(env, v_, what);                                             \
-    }                                                                            \
+#define DM_OPTION(type, field, env, def, doc)                                                               \
+  do {                                                                                                      \
+    if (def[0]) (void)dm_parse_##type(def, &o->field);                                                      \
+    const char *v_ = get(env);                                                                              \
+    if (v_ && *v_ && dm_parse_##type(v_, &o->field)) {                                                      \
+      bad++;                                                                                                \
+      snprintf(what, sizeof what, "is not valid: expected %s; using the default (%s)", DM_OPT_FORMS_##type, \
+               def[0] ? def : "unset");                                                                     \
+      if (warn) warn(env, v_, what);                                                                        \
+    }                                                                                                       \
   } while (0);
 #include "options.def"
 #undef DM_OPTION
@@ -90,10 +92,13 @@ static unsigned distance(const char *a, const char *b) {
 
 const char *dm_option_suggest(const char *name) {
   const char *best = NULL;
-  unsigned bestd = 4;                 /* farther than 3 edits: no suggestion */
+  unsigned bestd = 4; /* farther than 3 edits: no suggestion */
   for (size_t i = 0; i < dm_option_count; i++) {
     unsigned d = distance(name, dm_option_table[i].env);
-    if (d < bestd) { bestd = d; best = dm_option_table[i].env; }
+    if (d < bestd) {
+      bestd = d;
+      best = dm_option_table[i].env;
+    }
   }
   return best;
 }
@@ -119,8 +124,7 @@ int dm_options_unknown(char *const *env, void (*unknown)(const char *name, const
 
 int dm_option_known(const char *name, size_t len) {
   for (size_t i = 0; i < dm_option_count; i++)
-    if (strlen(dm_option_table[i].env) == len && !strncmp(dm_option_table[i].env, name, len))
-      return 1;
+    if (strlen(dm_option_table[i].env) == len && !strncmp(dm_option_table[i].env, name, len)) return 1;
   for (int i = 0; g_known_other[i]; i++)
     if (strlen(g_known_other[i]) == len && !strncmp(g_known_other[i], name, len)) return 1;
   return 0;

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "opt_parse.h"   /* value types and parsers */
+#include "opt_parse.h" /* value types and parsers */
 
 typedef struct dm_options {
 #define DM_OPTION(type, field, env, def, doc) dm_opt_##type##_t field;
@@ -29,7 +29,9 @@ typedef struct dm_options {
 const dm_options_t *dm_options(void);
 
 /* One row of the table, for docs/help/tests: forms = the valid values. */
-typedef struct { const char *env, *def, *doc, *forms; } dm_option_info_t;
+typedef struct {
+  const char *env, *def, *doc, *forms;
+} dm_option_info_t;
 extern const dm_option_info_t dm_option_table[];
 extern const size_t dm_option_count;
 

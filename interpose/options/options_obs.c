@@ -23,11 +23,16 @@ int dm_parse_statsfmt(const char *s, dm_opt_statsfmt_t *out) {
   char b[16];
   dm_opt_bool_t yn;
   if (!s || one_word(s, b)) return -1;
-  if (!strcasecmp(b, "text")) *out = DM_STATS_TEXT;
-  else if (!strcasecmp(b, "json")) *out = DM_STATS_JSON;
-  else if (!strcasecmp(b, "csv")) *out = DM_STATS_CSV;
-  else if (!dm_parse_bool(b, &yn)) *out = yn ? DM_STATS_TEXT : DM_STATS_OFF;
-  else return -1;
+  if (!strcasecmp(b, "text"))
+    *out = DM_STATS_TEXT;
+  else if (!strcasecmp(b, "json"))
+    *out = DM_STATS_JSON;
+  else if (!strcasecmp(b, "csv"))
+    *out = DM_STATS_CSV;
+  else if (!dm_parse_bool(b, &yn))
+    *out = yn ? DM_STATS_TEXT : DM_STATS_OFF;
+  else
+    return -1;
   return 0;
 }
 

@@ -38,8 +38,7 @@ void dm_log_open(const dm_options_t *o) {
   if (o->log) {
     /* Not through a symbolic link, private if created, never blocking on a
      * FIFO without a reader; a FIFO with one, a tty or a file are fine. */
-    int fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-                  0600);
+    int fd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
     int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
     if (fl >= 0 && fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == 0) {
       g_fd = fd;
@@ -67,7 +66,7 @@ void dm_log_write(const char *buf, size_t len) {
 }
 
 void dm_log(int level, const char *fmt, ...) {
-  (void)dm_options();                 /* never called from inside its init */
+  (void)dm_options(); /* never called from inside its init */
   if (level > DM_LOG_WARN && level > g_level) return;
   char buf[512];
   int n = snprintf(buf, sizeof buf, "devmalloc: ");

@@ -21,11 +21,9 @@
 
 /* Keep img (sz bytes, malloc'd; the table owns it from now) for the fatbin
  * at body (len bytes) and target t. Returns 0 when every slot is used. */
-int dm_ahead_put(const void *body, size_t len, const dm_jit_target_t *t, const void *img,
-                 size_t sz);
+int dm_ahead_put(const void *body, size_t len, const dm_jit_target_t *t, const void *img, size_t sz);
 /* The image kept for (body, len, t), handed over (the caller frees it,
  * dm_relink_free): 1 with *img and *sz set, else 0. */
-int dm_ahead_take(const void *body, size_t len, const dm_jit_target_t *t, const void **img,
-                  size_t *sz);
+int dm_ahead_take(const void *body, size_t len, const dm_jit_target_t *t, const void **img, size_t *sz);
 
 #endif

@@ -36,16 +36,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DM_CACHE_MAGIC   "DMJITC01"
-#define DM_CACHE_FORMAT  2u
-#define DM_CACHE_HDR     96u
+#define DM_CACHE_MAGIC "DMJITC01"
+#define DM_CACHE_FORMAT 2u
+#define DM_CACHE_HDR 96u
 
-typedef struct { uint8_t b[32]; } dm_cache_key_t;
+typedef struct {
+  uint8_t b[32];
+} dm_cache_key_t;
 typedef struct dm_cache dm_cache_t;
 
 /* Key building: each part is added with its length, so parts cannot run
  * into each other. */
-typedef struct { dm_sha256_t h; } dm_cache_keyer_t;
+typedef struct {
+  dm_sha256_t h;
+} dm_cache_keyer_t;
 void dm_cache_key_init(dm_cache_keyer_t *k, const char *purpose);
 void dm_cache_key_add(dm_cache_keyer_t *k, const void *data, size_t n);
 void dm_cache_key_add_str(dm_cache_keyer_t *k, const char *s);
@@ -70,10 +74,9 @@ const char *dm_cache_path(const dm_cache_t *c);
 
 /* 1: hit, *data (malloc'd) and *size set. 0: miss (absent, or a bad entry
  * that was removed; why says which). Negative: I/O error. */
-int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data,
-                 size_t *size, char *why, size_t whylen);
-int dm_cache_put(dm_cache_t *c, const dm_cache_key_t *k, const void *data,
-                 size_t size, char *why, size_t whylen);
+int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data, size_t *size, char *why, size_t whylen);
+int dm_cache_put(dm_cache_t *c, const dm_cache_key_t *k, const void *data, size_t size, char *why,
+                 size_t whylen);
 
 #ifdef DM_TESTING
 /* Test builds only (-DDM_TESTING): make the next writes fail after `bytes`

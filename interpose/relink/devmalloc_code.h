@@ -15,22 +15,22 @@
 #include <stddef.h>
 
 typedef struct {
-    dm_jit_input_t in;          /* the link input */
-    int            sass;        /* 1: relocatable SASS, 0: PTX */
-    unsigned       arch;        /* sm_ arch of the SASS, or the PTX's .target */
-    const unsigned char *digest;/* SHA-256 of the embedded product, for keys */
-    void          *owned;       /* freed by dm_devmalloc_code_free */
+  dm_jit_input_t in;           /* the link input */
+  int sass;                    /* 1: relocatable SASS, 0: PTX */
+  unsigned arch;               /* sm_ arch of the SASS, or the PTX's .target */
+  const unsigned char *digest; /* SHA-256 of the embedded product, for keys */
+  void *owned;                 /* freed by dm_devmalloc_code_free */
 } dm_devmalloc_code_t;
 
 /* devmalloc's code for a link for a device of compute capability cc whose
  * application code is (at most) PTX of arch app_arch (0: SASS only).
  * use_sass: 0 takes the PTX even when SASS for cc is there. 0, or a negative
  * error (out of memory, a damaged embedded fatbin). */
-int  dm_devmalloc_code(unsigned cc, unsigned app_arch, int use_sass, dm_devmalloc_code_t *c,
-                       char *why, size_t whylen);
+int dm_devmalloc_code(unsigned cc, unsigned app_arch, int use_sass, dm_devmalloc_code_t *c, char *why,
+                      size_t whylen);
 void dm_devmalloc_code_free(dm_devmalloc_code_t *c);
 
 /* The archs the embedded SASS covers, ascending, at most max; their count. */
-int  dm_devmalloc_sass_archs(unsigned *archs, int max);
+int dm_devmalloc_sass_archs(unsigned *archs, int max);
 
 #endif

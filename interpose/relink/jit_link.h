@@ -24,9 +24,9 @@ typedef void *(*dm_driver_resolver_fn)(const char *symbol);
 void dm_jit_set_resolver(dm_driver_resolver_fn fn);
 
 typedef struct {
-    int  cc_major, cc_minor;     /* current context's device */
-    int  driver_version;         /* cuDriverGetVersion, e.g. 13000 */
-    char driver_id[128];         /* kernel module version line, if readable */
+  int cc_major, cc_minor; /* current context's device */
+  int driver_version;     /* cuDriverGetVersion, e.g. 13000 */
+  char driver_id[128];    /* kernel module version line, if readable */
 } dm_jit_target_t;
 
 int dm_jit_target(dm_jit_target_t *t, char *why, size_t whylen);
@@ -40,21 +40,20 @@ int dm_jit_target_of(int dev, dm_jit_target_t *t, char *why, size_t whylen);
 #define DM_DEVICE_MAXRREG 32
 
 enum {
-    DM_JIT_IN_PTX = 0,      /* ptx: NUL-terminated text, size: strlen */
-    DM_JIT_IN_CUBIN,        /* ptx: a relocatable cubin, size: its bytes */
-    DM_JIT_IN_LIBRARY,      /* ptx: path of a static library (libcudadevrt.a) */
+  DM_JIT_IN_PTX = 0, /* ptx: NUL-terminated text, size: strlen */
+  DM_JIT_IN_CUBIN,   /* ptx: a relocatable cubin, size: its bytes */
+  DM_JIT_IN_LIBRARY, /* ptx: path of a static library (libcudadevrt.a) */
 };
 
 typedef struct {
-    const char *name;   /* shown in JIT logs */
-    const char *ptx;    /* the input (kind says what) */
-    size_t      size;   /* strlen(ptx) */
-    unsigned    max_registers; /* 0: no cap; else CU_JIT_MAX_REGISTERS for this input */
-    int         kind;   /* DM_JIT_IN_* */
+  const char *name;       /* shown in JIT logs */
+  const char *ptx;        /* the input (kind says what) */
+  size_t size;            /* strlen(ptx) */
+  unsigned max_registers; /* 0: no cap; else CU_JIT_MAX_REGISTERS for this input */
+  int kind;               /* DM_JIT_IN_* */
 } dm_jit_input_t;
 
 /* Link n inputs for the current context's device; *cubin is malloc'd. */
-int dm_jit_link(const dm_jit_input_t *in, int n, void **cubin,
-                    size_t *cubin_size, char *why, size_t whylen);
+int dm_jit_link(const dm_jit_input_t *in, int n, void **cubin, size_t *cubin_size, char *why, size_t whylen);
 
 #endif

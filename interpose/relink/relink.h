@@ -18,18 +18,16 @@
 #define DM_RELINK_H
 #include <stddef.h>
 
-int  dm_relink_image(const void *image, const void **out, size_t *out_size,
-                     char *why, size_t whylen);
+int dm_relink_image(const void *image, const void **out, size_t *out_size, char *why, size_t whylen);
 /* The same for an image the caller has delimited: `body` (the fatbin a
  * registration wrapper points to, or `image` itself) holds `len` readable
  * bytes; `image` only names the module in messages. The shim's load hooks use
  * this, after interpose/image/image_bound.c; dm_relink_image() takes the image's
  * own header sizes on trust and is for images the caller built. */
-int  dm_relink_sized(const void *image, const void *body, size_t len, const void **out,
-                     size_t *out_size, char *why, size_t whylen);
-/* Read a module file (cuModuleLoad / cuLibraryLoadFromFile) and re-link it. */
-int  dm_relink_file(const char *path, const void **out, size_t *out_size,
+int dm_relink_sized(const void *image, const void *body, size_t len, const void **out, size_t *out_size,
                     char *why, size_t whylen);
+/* Read a module file (cuModuleLoad / cuLibraryLoadFromFile) and re-link it. */
+int dm_relink_file(const char *path, const void **out, size_t *out_size, char *why, size_t whylen);
 void dm_relink_free(const void *image);
 
 /* Read ahead: the re-linked image of the fatbin at `body` (`len` bytes, as
@@ -40,7 +38,7 @@ void dm_relink_free(const void *image);
  * cache has no image for it (nothing is linked here), the module needs none
  * (no malloc, devmalloc inside) or the cache is off. For a thread of the
  * shim's while the application's first context is being created. */
-int  dm_relink_read_ahead(const void *body, size_t len, int dev, char *why, size_t whylen);
+int dm_relink_read_ahead(const void *body, size_t len, int dev, char *why, size_t whylen);
 
 /* Where cache hits and misses are reported (kind: DM_OBS_CACHE_HIT or
  * DM_OBS_CACHE_MISS of observe/obs_event.h, label: the module); NULL: nowhere

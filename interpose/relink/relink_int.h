@@ -19,11 +19,11 @@
 enum { JIT_OFF, JIT_AUTO, JIT_FORCE };
 
 typedef struct {
-    int  jit;
-    int  verbose;
-    int  sass;                  /* DEVMALLOC_JIT_SASS */
-    char cache_dir[PATH_MAX];   /* "" : cache off */
-    char cudadevrt[PATH_MAX];   /* DEVMALLOC_CUDADEVRT, "" : look for it */
+  int jit;
+  int verbose;
+  int sass;                 /* DEVMALLOC_JIT_SASS */
+  char cache_dir[PATH_MAX]; /* "" : cache off */
+  char cudadevrt[PATH_MAX]; /* DEVMALLOC_CUDADEVRT, "" : look for it */
 } relink_opts_t;
 
 const relink_opts_t *dm_relink_opts(void);
@@ -31,8 +31,7 @@ void dm_relink_event(int kind, const char *label);
 
 /* The key's parts every re-link shares: devmalloc's version and code (its
  * form and digest), the target, the register cap. */
-void dm_relink_key_common(dm_cache_keyer_t *k, const dm_jit_target_t *t,
-                          const dm_devmalloc_code_t *dc);
+void dm_relink_key_common(dm_cache_keyer_t *k, const dm_jit_target_t *t, const dm_devmalloc_code_t *dc);
 
 /* The cached image under key (1, *out), else 0 with `note` saying why an
  * entry was not used. `what` names the application's code in the verbose
@@ -44,15 +43,14 @@ int dm_relink_fetch(const char *label, const char *what, const dm_cache_key_t *k
 /* Link in[0..n) (the application's code) with dc (devmalloc's; taken as
  * PTX of arch app_arch instead when a link with its SASS fails) and put the
  * image in the cache under key. 1 with *out, or 0 with why. */
-int dm_relink_link(const char *label, const char *what, dm_jit_input_t *in, int n,
-                   dm_devmalloc_code_t *dc, unsigned app_arch, const dm_cache_key_t *key,
-                   const char *note, const void **out, size_t *out_size, char *why,
-                   size_t whylen);
+int dm_relink_link(const char *label, const char *what, dm_jit_input_t *in, int n, dm_devmalloc_code_t *dc,
+                   unsigned app_arch, const dm_cache_key_t *key, const char *note, const void **out,
+                   size_t *out_size, char *why, size_t whylen);
 
 /* relink_rdc.c: re-link the device-linked image `fb` (its ELF entry for the
  * device: elf) from the relocatable units of the file that holds it. */
 int dm_relink_rdc(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_t *elf,
-                  const dm_jit_target_t *t, int ahead, const void **out, size_t *out_size,
-                  char *why, size_t whylen);
+                  const dm_jit_target_t *t, int ahead, const void **out, size_t *out_size, char *why,
+                  size_t whylen);
 
 #endif

@@ -20,10 +20,10 @@
 #include <stdint.h>
 
 typedef struct {
-    uint32_t h[8];
-    uint64_t len;
-    uint8_t  buf[64];
-    size_t   fill;
+  uint32_t h[8];
+  uint64_t len;
+  uint8_t buf[64];
+  size_t fill;
 } dm_sha256_t;
 
 void dm_sha256_init(dm_sha256_t *c);

@@ -18,51 +18,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void walk_fatbin(const dm_fatbin_t *fb)
-{
-    size_t cur = 0;
-    dm_fb_entry_t e;
-    char why[200];
-    int guard = 0;
-    while (dm_fatbin_next(fb, &cur, &e, why, sizeof why) == 1 && guard++ < 4096) {
-        if (e.payload < fb->data || e.payload + e.payload_size > fb->data + fb->size)
-            abort();
-        unsigned char *img;
-        size_t n;
-        if (dm_fb_entry_load(&e, &img, &n, why, sizeof why) != 0)
-            continue;
-        if (e.kind == DM_FB_KIND_ELF) {
-            dm_cubin_info_t ci;
-            dm_cubin_inspect(img, n, &ci, why, sizeof why);
-        } else {
-            dm_ptx_info_t pi;
-            dm_ptx_scan((const char *)img, n, &pi);
-        }
-        free(img);
+static void walk_fatbin(const dm_fatbin_t *fb) {
+  size_t cur = 0;
+  dm_fb_entry_t e;
+  char why[200];
+  int guard = 0;
+  while (dm_fatbin_next(fb, &cur, &e, why, sizeof why) == 1 && guard++ < 4096) {
+    if (e.payload < fb->data || e.payload + e.payload_size > fb->data + fb->size) abort();
+    unsigned char *img;
+    size_t n;
+    if (dm_fb_entry_load(&e, &img, &n, why, sizeof why) != 0) continue;
+    if (e.kind == DM_FB_KIND_ELF) {
+      dm_cubin_info_t ci;
+      dm_cubin_inspect(img, n, &ci, why, sizeof why);
+    } else {
+      dm_ptx_info_t pi;
+      dm_ptx_scan((const char *)img, n, &pi);
     }
+    free(img);
+  }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    char why[200];
-    dm_image_kind(data, size);
-    dm_fatbin_t fb;
-    if (dm_fatbin_open(data, size, &fb, why, sizeof why) == 0) {
-        if (fb.size > size)
-            abort();
-        walk_fatbin(&fb);
-    }
-    size_t off = 0;
-    int guard = 0;
-    while (dm_fatbin_next_in_section(data, size, &off, &fb, why, sizeof why) == 1 &&
-           guard++ < 1024)
-        walk_fatbin(&fb);
-    dm_cubin_info_t ci;
-    dm_cubin_inspect(data, size, &ci, why, sizeof why);
-    size_t esz;
-    if (dm_elf_image_size(data, size, &esz, why, sizeof why) == 0 && esz > size)
-        abort();
-    dm_ptx_info_t pi;
-    dm_ptx_scan((const char *)data, size, &pi);
-    return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char why[200];
+  dm_image_kind(data, size);
+  dm_fatbin_t fb;
+  if (dm_fatbin_open(data, size, &fb, why, sizeof why) == 0) {
+    if (fb.size > size) abort();
+    walk_fatbin(&fb);
+  }
+  size_t off = 0;
+  int guard = 0;
+  while (dm_fatbin_next_in_section(data, size, &off, &fb, why, sizeof why) == 1 && guard++ < 1024)
+    walk_fatbin(&fb);
+  dm_cubin_info_t ci;
+  dm_cubin_inspect(data, size, &ci, why, sizeof why);
+  size_t esz;
+  if (dm_elf_image_size(data, size, &esz, why, sizeof why) == 0 && esz > size) abort();
+  dm_ptx_info_t pi;
+  dm_ptx_scan((const char *)data, size, &pi);
+  return 0;
 }

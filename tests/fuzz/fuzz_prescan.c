@@ -8,15 +8,12 @@
 #include "shim.h"
 #include "guarded.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    dm_image_scan(data, size);
-    unsigned char *p;
-    size_t n;
-    const void *img = guarded_bound(data, size, &p, &n);
-    if (img)
-        dm_image_scan(img, n);
-    if (p)
-        dm_image_has_devmalloc(p);
-    return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  dm_image_scan(data, size);
+  unsigned char *p;
+  size_t n;
+  const void *img = guarded_bound(data, size, &p, &n);
+  if (img) dm_image_scan(img, n);
+  if (p) dm_image_has_devmalloc(p);
+  return 0;
 }

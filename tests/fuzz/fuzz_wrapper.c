@@ -9,32 +9,29 @@
 #include "decompress.h"
 #include "guarded.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    unsigned char *p = guarded_copy(data, size);
-    if (!p)
-        return 0;
-    struct { uint32_t magic, version; const void *fatbin, *unused; } w = {
-        DM_FATBIN_WRAPPER_MAGIC, 1, p, NULL };
-    size_t n;
-    const void *img = dm_image_bound(&w, &n);
-    dm_image_has_devmalloc(&w);
-    if (!img)
-        return 0;
-    guarded_check(img, n);
-    dm_fatbin_t fb;
-    char why[200];
-    if (dm_fatbin_open(img, n, &fb, why, sizeof why) != 0)
-        return 0;
-    size_t cur = 0;
-    dm_fb_entry_t e;
-    int guard = 0;
-    while (dm_fatbin_next(&fb, &cur, &e, why, sizeof why) == 1 && guard++ < 4096) {
-        guarded_check(e.payload, e.payload_size);
-        unsigned char *out;
-        size_t osz;
-        if (dm_fb_entry_load(&e, &out, &osz, why, sizeof why) == 0)
-            free(out);
-    }
-    return 0;
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  unsigned char *p = guarded_copy(data, size);
+  if (!p) return 0;
+  struct {
+    uint32_t magic, version;
+    const void *fatbin, *unused;
+  } w = {DM_FATBIN_WRAPPER_MAGIC, 1, p, NULL};
+  size_t n;
+  const void *img = dm_image_bound(&w, &n);
+  dm_image_has_devmalloc(&w);
+  if (!img) return 0;
+  guarded_check(img, n);
+  dm_fatbin_t fb;
+  char why[200];
+  if (dm_fatbin_open(img, n, &fb, why, sizeof why) != 0) return 0;
+  size_t cur = 0;
+  dm_fb_entry_t e;
+  int guard = 0;
+  while (dm_fatbin_next(&fb, &cur, &e, why, sizeof why) == 1 && guard++ < 4096) {
+    guarded_check(e.payload, e.payload_size);
+    unsigned char *out;
+    size_t osz;
+    if (dm_fb_entry_load(&e, &out, &osz, why, sizeof why) == 0) free(out);
+  }
+  return 0;
 }

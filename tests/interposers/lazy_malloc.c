@@ -24,9 +24,7 @@ static char boot[1 << 16] __attribute__((aligned(16)));
 static size_t boot_used;
 static unsigned long calls;
 
-static int in_boot(const void *p) {
-  return (const char *)p >= boot && (const char *)p < boot + sizeof boot;
-}
+static int in_boot(const void *p) { return (const char *)p >= boot && (const char *)p < boot + sizeof boot; }
 
 static void *boot_alloc(size_t n) {
   size_t off = __atomic_fetch_add(&boot_used, (n + 15) & ~(size_t)15, __ATOMIC_RELAXED);
@@ -53,7 +51,7 @@ void *malloc(size_t n) {
 }
 
 void *calloc(size_t a, size_t b) {
-  if (resolve()) return boot_alloc(a * b);   /* boot is zero and never reused */
+  if (resolve()) return boot_alloc(a * b); /* boot is zero and never reused */
   __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
   return next_calloc(a, b);
 }
@@ -61,7 +59,7 @@ void *calloc(size_t a, size_t b) {
 void *realloc(void *p, size_t n) {
   if (resolve() || in_boot(p)) {
     void *q = in_boot(p) || !next_malloc ? boot_alloc(n) : next_malloc(n);
-    if (q && p) {                  /* old size unknown: copy what boot holds */
+    if (q && p) { /* old size unknown: copy what boot holds */
       size_t left = (size_t)(boot + sizeof boot - (const char *)p);
       memcpy(q, p, n < left ? n : left);
     }

@@ -16,7 +16,13 @@
 #include <time.h>
 
 static int fails;
-#define CHECK(c) do { if (!(c)) { printf("probe: FAIL %s\n", #c); fails++; } } while (0)
+#define CHECK(c)                      \
+  do {                                \
+    if (!(c)) {                       \
+      printf("probe: FAIL %s\n", #c); \
+      fails++;                        \
+    }                                 \
+  } while (0)
 
 static const char *object_of(const void *p) {
   Dl_info di;
@@ -24,7 +30,10 @@ static const char *object_of(const void *p) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: probe STUB_LIBCUDA [--no-shim]\n"); return 2; }
+  if (argc < 2) {
+    fprintf(stderr, "usage: probe STUB_LIBCUDA [--no-shim]\n");
+    return 2;
+  }
   int shim = !(argc > 2 && !strcmp(argv[2], "--no-shim"));
   void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
   CHECK(libc != NULL);

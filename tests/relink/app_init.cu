@@ -7,7 +7,10 @@
 __global__ void k(int **out) { *out = (int *)malloc(sizeof(int)); }
 
 int main() {
-  if (devmalloc_cuda_init(64ull << 20) != 0) { std::puts("no heap"); return 1; }
+  if (devmalloc_cuda_init(64ull << 20) != 0) {
+    std::puts("no heap");
+    return 1;
+  }
   int **p;
   cudaMalloc(&p, sizeof *p);
   k<<<1, 1>>>(p);

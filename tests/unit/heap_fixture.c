@@ -29,9 +29,7 @@ static void init(fixture_heap_t *f, size_t bytes, unsigned narenas, int fresh) {
 }
 
 void fixture_heap_init(fixture_heap_t *f, size_t bytes, unsigned narenas) { init(f, bytes, narenas, 1); }
-void fixture_heap_init_tree(fixture_heap_t *f, size_t bytes, unsigned narenas) {
-  init(f, bytes, narenas, 0);
-}
+void fixture_heap_init_tree(fixture_heap_t *f, size_t bytes, unsigned narenas) { init(f, bytes, narenas, 0); }
 
 void fixture_heap_fini(fixture_heap_t *f) {
   free(f->mem);

@@ -6,7 +6,7 @@
 
 typedef struct {
   void *mem;
-  dm_heap_t *h;        /* the formatted heap inside mem */
+  dm_heap_t *h; /* the formatted heap inside mem */
   dm_layout_t L;
 } fixture_heap_t;
 

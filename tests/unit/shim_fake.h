@@ -17,10 +17,13 @@
 static atomic_int fk_creates, fk_binds_mod, fk_binds_lib, fk_destroys;
 static size_t fk_last_bytes;
 static int fk_create_fails;
-static int fk_stats_fails;        /* the heap's counters can no longer be read */
-static uint64_t fk_allocs = 42;   /* what the next read reports */
+static int fk_stats_fails;      /* the heap's counters can no longer be read */
+static uint64_t fk_allocs = 42; /* what the next read reports */
 
-struct devmalloc_heap { CUcontext ctx; size_t bytes; };
+struct devmalloc_heap {
+  CUcontext ctx;
+  size_t bytes;
+};
 /* A heap of a context that is gone is forgotten, not freed (its memory went
  * with the context): the fake keeps every heap reachable for LeakSanitizer. */
 devmalloc_heap_t *fk_made[256];
@@ -98,9 +101,9 @@ static void fk_abandon(devmalloc_heap_t *h) {
   atomic_fetch_add(&fk_abandons, 1);
   free(h);
 }
-static const dm_heap_ops_t fk_ops = {fk_create, fk_bind_mod, fk_bind_lib, fk_stats,
-                                     fk_destroy, fk_str, fk_print, fk_set_min_block, fk_set_check,
-                                     fk_set_dense, fk_create_growing, fk_trim, fk_grows, fk_abandon};
+static const dm_heap_ops_t fk_ops = {
+    fk_create,        fk_bind_mod,  fk_bind_lib,  fk_stats,          fk_destroy, fk_str,   fk_print,
+    fk_set_min_block, fk_set_check, fk_set_dense, fk_create_growing, fk_trim,    fk_grows, fk_abandon};
 const dm_heap_ops_t *dm_heap_ops = &fk_ops;
 
 #ifdef FK_RELINK_SIZED
@@ -114,8 +117,7 @@ static int fk_relink_sized(const void *image, const void *body, size_t len, cons
 }
 #define FK_RELINK_SIZED fk_relink_sized
 #endif
-static int fk_relink_file(const char *path, const void **out, size_t *out_size, char *why,
-                          size_t whylen) {
+static int fk_relink_file(const char *path, const void **out, size_t *out_size, char *why, size_t whylen) {
   if (why && whylen) snprintf(why, whylen, "load-time re-link not built into this shim");
   return 0;
 }
@@ -136,8 +138,8 @@ const dm_relink_ops_t *dm_relink_ops = &fk_relink_ops;
 static int fk_pool_enabled(void) { return 0; }
 static void fk_pool_print(void *file) {}
 static void fk_pool_forget(CUcontext ctx) {}
-static const dm_pool_ops_t fk_pool_ops = {fk_pool_enabled, NULL, NULL, NULL, NULL,
-                                          fk_pool_print, fk_pool_forget};
+static const dm_pool_ops_t fk_pool_ops = {fk_pool_enabled, NULL,          NULL, NULL, NULL,
+                                          fk_pool_print,   fk_pool_forget};
 const dm_pool_ops_t *dm_pool_ops = &fk_pool_ops;
 
 void dm_parts_connect(void *libcuda, void *(*sym)(const char *), void *(*real)(dm_hook_id_t)) {}

@@ -110,7 +110,9 @@ static void *churn(void *arg) {
   uint32_t x = (uint32_t)id * 2654435761u + 1u;
   void *held[4] = {0};
   for (int r = 0; r < ROUNDS; r++) {
-    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
     int k = (int)(x % 4);
     if (held[k]) {
       uint64_t *w = held[k];
@@ -158,11 +160,15 @@ static void *fill_then_mixed(void *arg) {
   uint32_t x = (uint32_t)id * 2246822519u + 7u;
   int n = 0;
   for (int miss = 0; n < MAXB && miss < 4;) {
-    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
     uint64_t size = (16 * KiB) << (x % 8);
     void *p = dm_malloc(f.h, size, 16);
-    if (p) mine[n++] = p;
-    else miss++;
+    if (p)
+      mine[n++] = p;
+    else
+      miss++;
   }
   pthread_barrier_wait(&phase);
   for (int i = 0; i < n; i++)
@@ -170,7 +176,9 @@ static void *fill_then_mixed(void *arg) {
   pthread_barrier_wait(&phase);
   n = 0;
   for (int i = 0; i < MAXB; i++) {
-    x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
     void *p = dm_malloc(f.h, 16 + x % 4081, 16);
     if (!p) break;
     mine[n++] = p;

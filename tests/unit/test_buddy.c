@@ -136,7 +136,6 @@ static void test_too_large_fails_at_once(void **st) {
   fixture_heap_fini(&f);
 }
 
-
 /* The race that stranded free buddies on the GPU, played out step by step.
  * Leaves a0 a1 | a2 a3 are allocated; a3 is freed (AVAIL). A waiter takes a
  * unit of order 0 (it will claim "some" AVAIL leaf). a2 is freed while its
@@ -176,7 +175,10 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
   assert_int_equal(pairs, 2);
   if (a[0] > a[2]) { /* order the pairs by address */
     uint64_t t0 = a[0], t1 = a[1];
-    a[0] = a[2]; a[1] = a[3]; a[2] = t0; a[3] = t1;
+    a[0] = a[2];
+    a[1] = a[3];
+    a[2] = t0;
+    a[3] = t1;
   }
   dm_buddy_free(b, a[3]);
   assert_int_equal(dm_sem_wait(&b->sem[0], 1, 2), DM_SEM_OK); /* the waiter's unit */
@@ -186,8 +188,8 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
   pthread_t t;
   pthread_create(&t, NULL, free_a2, NULL);
   usleep(50000);
-  assert_int_equal(race_freed, 0); /* it waits: a3 is AVAIL, no unit free */
-  dm_buddy_free(b, a[0]);          /* a1 busy: a0 becomes AVAIL */
+  assert_int_equal(race_freed, 0);     /* it waits: a3 is AVAIL, no unit free */
+  dm_buddy_free(b, a[0]);              /* a1 busy: a0 becomes AVAIL */
   uint64_t got = dm_buddy_claim(b, 0); /* the waiter takes a0, not a3 */
   pthread_join(t, NULL);
   assert_int_equal(got, a[0]);
@@ -195,8 +197,7 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
   dm_buddy_free(b, got);
   dm_buddy_free(b, a[1]);
   for (int j = 0; j < n; j++) /* the other leaves taken on the way */
-    if (held[j] != a[0] && held[j] != a[1] && held[j] != a[2] && held[j] != a[3])
-      dm_buddy_free(b, held[j]);
+    if (held[j] != a[0] && held[j] != a[1] && held[j] != a[2] && held[j] != a[3]) dm_buddy_free(b, held[j]);
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(f.h));
   fixture_heap_fini(&f);

@@ -40,10 +40,11 @@ static void test_utilization_powers_of_two(void **st) {
       uint64_t n;
       double u = fill_and_drain(size, &n);
       double room = size < DM_SECTOR_BYTES && !dense ? (double)size / DM_SECTOR_BYTES : 1.0;
-      printf("  %8llu B  %9llu blocks  %5.1f%%%s\n", (unsigned long long)size, (unsigned long long)n,
-             100 * u, dense ? " (dense)" : "");
+      printf("  %8llu B  %9llu blocks  %5.1f%%%s\n", (unsigned long long)size, (unsigned long long)n, 100 * u,
+             dense ? " (dense)" : "");
       if (u < 0.90 * room)
-        fail_msg("utilization %.1f%% < 90%% of %.0f%% at %llu B", 100 * u, 100 * room, (unsigned long long)size);
+        fail_msg("utilization %.1f%% < 90%% of %.0f%% at %llu B", 100 * u, 100 * room,
+                 (unsigned long long)size);
     }
   dense = 0;
 }

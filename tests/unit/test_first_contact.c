@@ -30,8 +30,10 @@ static void *first_kernel(void *a_) {
   pthread_barrier_wait(a->start);
   for (uint32_t i = 0; i < a->each; i++) {
     a->got[i] = dm_malloc(a->h, a->size, 16);
-    if (!a->got[i]) a->nulls++;
-    else memset(a->got[i], 0x5a, 1), ((char *)a->got[i])[a->size - 1] = 0x5a;
+    if (!a->got[i])
+      a->nulls++;
+    else
+      memset(a->got[i], 0x5a, 1), ((char *)a->got[i])[a->size - 1] = 0x5a;
   }
   return 0;
 }
@@ -70,16 +72,16 @@ static void test_fresh_heap_serves_every_first_request(void **st) {
     uint64_t heap, size;
     uint32_t each;
   } cells[] = {
-      {64ull << 20, 4096, 64},           {64ull << 20, 16384, 64},
-      {64ull << 20, 65536, 16},          {64ull << 20, 24576, 32},
-      {64ull << 20, 1ull << 20, 2},      {256ull << 20, 8ull << 20, 1},
-      {256ull << 20, 262144, 16},        {256ull << 20, 3ull << 20, 1},
+      {64ull << 20, 4096, 64},    {64ull << 20, 16384, 64},      {64ull << 20, 65536, 16},
+      {64ull << 20, 24576, 32},   {64ull << 20, 1ull << 20, 2},  {256ull << 20, 8ull << 20, 1},
+      {256ull << 20, 262144, 16}, {256ull << 20, 3ull << 20, 1},
   };
   for (int rep = 0; rep < FIRST_REPS; rep++)
     for (size_t c = 0; c < sizeof cells / sizeof cells[0]; c++) {
       uint32_t nulls = first_pass(cells[c].heap, cells[c].size, cells[c].each);
-      if (nulls) fail_msg("heap %llu MiB, %u x %u x %llu B: %u NULL", (unsigned long long)(cells[c].heap >> 20),
-                          FIRST_THREADS, cells[c].each, (unsigned long long)cells[c].size, nulls);
+      if (nulls)
+        fail_msg("heap %llu MiB, %u x %u x %llu B: %u NULL", (unsigned long long)(cells[c].heap >> 20),
+                 FIRST_THREADS, cells[c].each, (unsigned long long)cells[c].size, nulls);
     }
 }
 

@@ -29,7 +29,7 @@ typedef struct {
   dm_layout_t L;
   dm_heap_t *h;
   dm_grow_host_t x;
-  uint64_t limit;       /* fake device memory for the pool (0: unlimited) */
+  uint64_t limit; /* fake device memory for the pool (0: unlimited) */
   uint64_t maps, unmaps;
   dm_grower_t *g;
 } gheap_t;
@@ -157,10 +157,10 @@ typedef struct {
   gheap_t *f;
   int seed;
   uint64_t live_bytes_goal;
-  int churn;              /* free and allocate in a loop (for the trim race) */
+  int churn; /* free and allocate in a loop (for the trim race) */
   int *stop;
   uint64_t got, nulls, bad;
-  pthread_barrier_t *hold;  /* non-churn: every thread holds its blocks until all have them */
+  pthread_barrier_t *hold; /* non-churn: every thread holds its blocks until all have them */
 } worker_t;
 
 static const uint64_t sizes[] = {16, 48, 256, 1000, 4096, 8192, 20000, 100000, 300000, 1u << 20};
@@ -173,7 +173,9 @@ static void *worker(void *arg) {
   uint64_t *sz = malloc(cap * sizeof *sz), live = 0;
   for (int it = 0; it < 4000000; it++) {
     if (w->stop && __atomic_load_n(w->stop, __ATOMIC_SEQ_CST)) break;
-    r ^= r << 13; r ^= r >> 17; r ^= r << 5;
+    r ^= r << 13;
+    r ^= r >> 17;
+    r ^= r << 5;
     int grow = w->churn ? (n == 0 || (r & 1)) && n < cap : live < w->live_bytes_goal && n < cap;
     if (!w->churn && !grow) break;
     if (grow) {
@@ -193,15 +195,16 @@ static void *worker(void *arg) {
       size_t i = (r >> 4) % n;
       if (!intact(p[i], sz[i], (uint8_t)(i + w->seed))) {
         w->bad++;
-        fprintf(stderr, "damaged block %p size %llu (offset %llu)\n", (void *)p[i],
-                (unsigned long long)sz[i], (unsigned long long)(p[i] - w->f->va));
+        fprintf(stderr, "damaged block %p size %llu (offset %llu)\n", (void *)p[i], (unsigned long long)sz[i],
+                (unsigned long long)(p[i] - w->f->va));
       }
       int fs = dm_free(w->f->h, p[i]);
       if (fs != DM_FREE_OK) {
         w->bad++;
         fprintf(stderr, "free of %p size %llu (offset %llu): %d (released %llu, mapped %llu)\n", (void *)p[i],
                 (unsigned long long)sz[i], (unsigned long long)(p[i] - w->f->va), fs,
-                (unsigned long long)dm_grow_released(w->f->h), (unsigned long long)__atomic_load_n(&w->f->x.mapped, __ATOMIC_SEQ_CST));
+                (unsigned long long)dm_grow_released(w->f->h),
+                (unsigned long long)__atomic_load_n(&w->f->x.mapped, __ATOMIC_SEQ_CST));
       }
       live -= block_bytes(sz[i]);
       p[i] = p[--n];
@@ -219,8 +222,7 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static void run_workers(gheap_t *f, int nthreads, uint64_t goal_each, int churn,
-                        int *stop, worker_t *w) {
+static void run_workers(gheap_t *f, int nthreads, uint64_t goal_each, int churn, int *stop, worker_t *w) {
   pthread_t t[16];
   pthread_barrier_t hold;
   pthread_barrier_init(&hold, NULL, (unsigned)nthreads);
@@ -247,9 +249,8 @@ static void test_grow_under_load(void **st) {
   assert_int_equal(nulls, 0);
   dm_grower_stats_t s;
   dm_grower_stats(f.g, &s);
-  printf("  grew %llu times, peak %llu MiB mapped, %llu maps, waits %llu\n",
-         (unsigned long long)s.events, (unsigned long long)(s.peak >> 20),
-         (unsigned long long)__atomic_load_n(&f.maps, __ATOMIC_SEQ_CST),
+  printf("  grew %llu times, peak %llu MiB mapped, %llu maps, waits %llu\n", (unsigned long long)s.events,
+         (unsigned long long)(s.peak >> 20), (unsigned long long)__atomic_load_n(&f.maps, __ATOMIC_SEQ_CST),
          (unsigned long long)__atomic_load_n(&f.h->grow->waits, __ATOMIC_SEQ_CST));
   assert_true(s.events > 0);
   assert_true(s.peak >= 192u << 20);
@@ -348,7 +349,8 @@ static void test_at_maximum_serves_what_fits(void **st) {
     run_workers(&f, 4, 2ull << 20, 0, NULL, w);
     for (int i = 0; i < 4; i++) {
       assert_int_equal(w[i].bad, 0);
-      if (w[i].nulls) fail_msg("round %d: thread %d got NULL; all threads together ask for 8 of 64 MiB", round, i);
+      if (w[i].nulls)
+        fail_msg("round %d: thread %d got NULL; all threads together ask for 8 of 64 MiB", round, i);
     }
   }
   assert_consistent(f.h);
@@ -431,9 +433,8 @@ static void test_trim_race(void **st) {
   }
   dm_grower_stats_t s;
   dm_grower_stats(f.g, &s);
-  printf("  %llu allocations, %llu trims unmapped %llu MiB, grew %llu times\n",
-         (unsigned long long)got, (unsigned long long)s.trims, (unsigned long long)(freed >> 20),
-         (unsigned long long)s.events);
+  printf("  %llu allocations, %llu trims unmapped %llu MiB, grew %llu times\n", (unsigned long long)got,
+         (unsigned long long)s.trims, (unsigned long long)(freed >> 20), (unsigned long long)s.events);
   assert_consistent(f.h);
   assert_true(dm_heap_is_whole(f.h));
   dm_grower_trim(f.g, 0, claim_cb, f.h, &terr);
@@ -446,11 +447,17 @@ static void test_trim_race(void **st) {
 /* The service thread alone, over ops that only count: no heap. */
 static uint64_t count_maps;
 static int count_map(void *ctx, uint64_t off, uint64_t n) {
-  (void)ctx; (void)off; (void)n;
+  (void)ctx;
+  (void)off;
+  (void)n;
   __atomic_add_fetch(&count_maps, 1, __ATOMIC_SEQ_CST);
   return 0;
 }
-static void count_unmap(void *ctx, uint64_t off, uint64_t n) { (void)ctx; (void)off; (void)n; }
+static void count_unmap(void *ctx, uint64_t off, uint64_t n) {
+  (void)ctx;
+  (void)off;
+  (void)n;
+}
 static const dm_grow_ops_t count_ops = {count_map, count_unmap, NULL};
 
 static void sleep_ms(double ms) {
@@ -497,7 +504,7 @@ static void test_idle_backoff(void **st) {
   uint64_t woke = s1.wakeups - s0.wakeups;
   printf("  idle %.0f ms: %llu wake-ups (polling every 50 us: up to %.0f)\n", idle * 1e3,
          (unsigned long long)woke, idle / 50e-6);
-  assert_true(woke >= 1); /* it does wake (and counts) */
+  assert_true(woke >= 1);                /* it does wake (and counts) */
   assert_true(woke < 4 + idle / 250e-6); /* fewer than one per 250 us on average */
   assert_int_equal(s1.events, 0);
   if (raise_and_wait(&x, step, 10.0) < 0) fail_msg("a target raised after an idle period was not mapped");
@@ -511,12 +518,16 @@ static void test_idle_backoff(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_format),         cmocka_unit_test(test_lazy_release),
-      cmocka_unit_test(test_grow_under_load), cmocka_unit_test(test_large_block),
+      cmocka_unit_test(test_format),
+      cmocka_unit_test(test_lazy_release),
+      cmocka_unit_test(test_grow_under_load),
+      cmocka_unit_test(test_large_block),
       cmocka_unit_test(test_ahead_at_a_quarter),
-      cmocka_unit_test(test_maximum),        cmocka_unit_test(test_at_maximum_serves_what_fits),
+      cmocka_unit_test(test_maximum),
+      cmocka_unit_test(test_at_maximum_serves_what_fits),
       cmocka_unit_test(test_device_full),
-      cmocka_unit_test(test_wait_bound),     cmocka_unit_test(test_trim_race),
+      cmocka_unit_test(test_wait_bound),
+      cmocka_unit_test(test_trim_race),
       cmocka_unit_test(test_idle_backoff),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,8 +20,7 @@
 #define MAX DM_GROW_IDLE_POLL_NS /* 1 ms */
 
 /* Run passes that each did `did` from `start`; check every sleep in `want`. */
-static void walk(uint64_t start, unsigned did, uint64_t poll, uint64_t max, const uint64_t *want,
-                 int n) {
+static void walk(uint64_t start, unsigned did, uint64_t poll, uint64_t max, const uint64_t *want, int n) {
   uint64_t s = start;
   for (int i = 0; i < n; i++) {
     s = dm_grow_next_sleep(s, did, poll, max);
@@ -54,8 +53,7 @@ static void test_work_resets_to_poll(void **st) {
   for (int w = 0; w < 4; w++)
     for (int f = 0; f < 4; f++)
       if (dm_grow_next_sleep(from[f], work[w], POLL, MAX) != POLL)
-        fail_msg("work %u from %llu did not go back to poll_ns", work[w],
-                 (unsigned long long)from[f]);
+        fail_msg("work %u from %llu did not go back to poll_ns", work[w], (unsigned long long)from[f]);
 }
 
 static void test_back_off_again_after_work(void **st) {
@@ -86,9 +84,9 @@ static void test_poll_at_or_above_max(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_idle_doubles_to_cap),     cmocka_unit_test(test_cap_reached_exactly),
-      cmocka_unit_test(test_work_resets_to_poll),     cmocka_unit_test(test_back_off_again_after_work),
-      cmocka_unit_test(test_held_back_is_idle),       cmocka_unit_test(test_poll_at_or_above_max),
+      cmocka_unit_test(test_idle_doubles_to_cap), cmocka_unit_test(test_cap_reached_exactly),
+      cmocka_unit_test(test_work_resets_to_poll), cmocka_unit_test(test_back_off_again_after_work),
+      cmocka_unit_test(test_held_back_is_idle),   cmocka_unit_test(test_poll_at_or_above_max),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,16 +31,25 @@
 
 /* ---- fake driver ------------------------------------------------------ */
 static int vmm_supported = 1;
-static uint64_t phys_limit;            /* 0: unlimited */
+static uint64_t phys_limit; /* 0: unlimited */
 static uint64_t phys_used, reserved, hostallocs, nhandles, devallocs;
 static int calls, fail_at;
-#define FAULT() do { if (__atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST) == fail_at) return CUDA_ERROR_UNKNOWN; } while (0)
+#define FAULT()                                                                                \
+  do {                                                                                         \
+    if (__atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST) == fail_at) return CUDA_ERROR_UNKNOWN; \
+  } while (0)
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-typedef struct { void *raw; size_t raw_bytes; CUdeviceptr va; size_t bytes; } resv_t;
+typedef struct {
+  void *raw;
+  size_t raw_bytes;
+  CUdeviceptr va;
+  size_t bytes;
+} resv_t;
 static resv_t resvs[8];
 static uint64_t handle_size[1 << 16];
 
-CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr, unsigned long long f) {
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                             unsigned long long f) {
   FAULT();
   size_t raw_bytes = size + align;
   void *raw = mmap(NULL, raw_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -90,7 +99,8 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle h) {
   pthread_mutex_unlock(&mu);
   return CUDA_SUCCESS;
 }
-CUresult cuMemMap(CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h, unsigned long long f) {
+CUresult cuMemMap(CUdeviceptr p, size_t size, size_t off, CUmemGenericAllocationHandle h,
+                  unsigned long long f) {
   FAULT();
   if (mprotect((void *)p, size, PROT_READ | PROT_WRITE)) return CUDA_ERROR_INVALID_VALUE;
   memset((void *)p, 0xA5, size);
@@ -101,13 +111,17 @@ CUresult cuMemUnmap(CUdeviceptr p, size_t size) {
   mprotect((void *)p, size, PROT_NONE);
   return CUDA_SUCCESS;
 }
-CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *d, size_t n) { FAULT(); return CUDA_SUCCESS; }
+CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const CUmemAccessDesc *d, size_t n) {
+  FAULT();
+  return CUDA_SUCCESS;
+}
 CUresult cuMemGetInfo(size_t *fr, size_t *tot) {
   *fr = (size_t)1 << 40; /* the limit is cuMemCreate's (phys_limit) */
   *tot = (size_t)1 << 40;
   return CUDA_SUCCESS;
 }
-CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p, CUmemAllocationGranularity_flags o) {
+CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *p,
+                                       CUmemAllocationGranularity_flags o) {
   *g = 2u << 20;
   return CUDA_SUCCESS;
 }
@@ -160,24 +174,42 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr s, size_t n, CUstream st) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr s, size_t n) { return cuMemcpyDtoHAsync(dst, s, n, 0); }
-CUresult cuCtxGetCurrent(CUcontext *c) { *c = (CUcontext)0x10; return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) {
+  *c = (CUcontext)0x10;
+  return CUDA_SUCCESS;
+}
 CUresult cuCtxSetCurrent(CUcontext c) { return CUDA_SUCCESS; }
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m) { return CUDA_SUCCESS; }
-CUresult cuCtxPushCurrent(CUcontext c) { FAULT(); return CUDA_SUCCESS; }
-CUresult cuCtxPopCurrent(CUcontext *c) { *c = (CUcontext)0x10; return CUDA_SUCCESS; }
-CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+CUresult cuCtxPushCurrent(CUcontext c) {
+  FAULT();
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent(CUcontext *c) {
+  *c = (CUcontext)0x10;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxGetDevice(CUdevice *d) {
+  *d = 0;
+  return CUDA_SUCCESS;
+}
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
   *v = a == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ? vmm_supported : 4;
   return CUDA_SUCCESS;
 }
-CUresult cuDeviceTotalMem(size_t *b, CUdevice d) { *b = 1ull << 30; return CUDA_SUCCESS; }
+CUresult cuDeviceTotalMem(size_t *b, CUdevice d) {
+  *b = 1ull << 30;
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamCreate(CUstream *s, unsigned f) {
   FAULT();
   *s = (CUstream)0x20;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy(CUstream s) { return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream s) { FAULT(); return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream s) {
+  FAULT();
+  return CUDA_SUCCESS;
+}
 /* The trim kernel: "device" memory is host memory, so the fake runs the
  * kernel's body (dm_grow_trim) right here, on the heap, in this thread. */
 static int kernel_launches;
@@ -196,15 +228,19 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned bz, unsigned shm, CUstream s, void **params, void **extra) {
   FAULT();
   if (f != (CUfunction)0x40) return CUDA_ERROR_INVALID_HANDLE;
-  dm_heap_t *h = (dm_heap_t *)(uintptr_t)*(CUdeviceptr *)params[0];
+  dm_heap_t *h = (dm_heap_t *)(uintptr_t) * (CUdeviceptr *)params[0];
   uint64_t fl = *(unsigned long long *)params[1], un = *(unsigned long long *)params[2];
-  uint64_t *out = (uint64_t *)(uintptr_t)*(CUdeviceptr *)params[3];
+  uint64_t *out = (uint64_t *)(uintptr_t) * (CUdeviceptr *)params[3];
   *out = dm_grow_trim(h, fl, un);
   kernel_launches++;
   return CUDA_SUCCESS;
 }
-CUresult cuModuleGetGlobal(CUdeviceptr *d, size_t *n, CUmodule m, const char *name) { return CUDA_ERROR_NOT_FOUND; }
-CUresult cuLibraryGetGlobal(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name) { return CUDA_ERROR_NOT_FOUND; }
+CUresult cuModuleGetGlobal(CUdeviceptr *d, size_t *n, CUmodule m, const char *name) {
+  return CUDA_ERROR_NOT_FOUND;
+}
+CUresult cuLibraryGetGlobal(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name) {
+  return CUDA_ERROR_NOT_FOUND;
+}
 
 static void reset(void) {
   calls = fail_at = 0;
@@ -323,7 +359,9 @@ static void *churner(void *arg) {
   int n = 0;
   uint32_t r = (uint32_t)c->seed * 2654435761u + 1;
   while (!__atomic_load_n(c->stop, __ATOMIC_SEQ_CST)) {
-    r ^= r << 13; r ^= r >> 17; r ^= r << 5;
+    r ^= r << 13;
+    r ^= r >> 17;
+    r ^= r << 5;
     if (n < 512 && (n == 0 || (r & 3) != 0)) {
       uint64_t s = sizes[(r >> 8) % 6];
       char *q = dm_malloc(c->h, s, 16);
@@ -350,7 +388,8 @@ static void t_trim_beside_kernels(void **st) {
   reset();
   devmalloc_grow_config_t c = {8u << 20, 256u << 20, 4u << 20, 0, 2000, 20, 0};
   devmalloc_heap_t *hp[2];
-  for (int i = 0; i < 2; i++) assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp[i], NULL), DEVMALLOC_OK);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp[i], NULL), DEVMALLOC_OK);
   int stop = 0;
   churn_t w[4];
   pthread_t t[4];
@@ -362,8 +401,10 @@ static void t_trim_beside_kernels(void **st) {
   size_t freed = 0;
   for (int k = 0; k < 300; k++) {
     size_t un = 0;
-    if (k % 3 == 2) assert_int_equal(devmalloc_heap_trim_start(hp[k & 1], 0), DEVMALLOC_OK); /* the shim's way */
-    else assert_int_equal(devmalloc_heap_trim(hp[k & 1], 0, &un), DEVMALLOC_OK);
+    if (k % 3 == 2)
+      assert_int_equal(devmalloc_heap_trim_start(hp[k & 1], 0), DEVMALLOC_OK); /* the shim's way */
+    else
+      assert_int_equal(devmalloc_heap_trim(hp[k & 1], 0, &un), DEVMALLOC_OK);
     freed += un;
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
@@ -405,7 +446,8 @@ static void t_partial_top(void **st) {
     assert_int_equal(devmalloc_heap_create_growing(NULL, &c, &hp, NULL), DEVMALLOC_OK);
     devmalloc_stats_t s0, s;
     assert_int_equal(devmalloc_heap_stats(hp, &s0), DEVMALLOC_OK);
-    uint64_t meta = s0.heap_bytes - s0.pool_bytes, max = (maxes[m] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    uint64_t meta = s0.heap_bytes - s0.pool_bytes,
+             max = (maxes[m] + (2u << 20) - 1) / (2u << 20) * (2u << 20);
     assert_int_equal(s0.max_bytes, max);
     dm_heap_t *h = (dm_heap_t *)(uintptr_t)devmalloc_heap_device_ptr(hp);
     char *p[128];
@@ -419,14 +461,14 @@ static void t_partial_top(void **st) {
              (unsigned long long)d.grow_timeouts, (unsigned long long)d.growth_events,
              (unsigned long long)dm_grow_released(h));
     }
-    assert_int_equal((uint64_t)n << 17, max);                  /* every byte of the maximum */
+    assert_int_equal((uint64_t)n << 17, max); /* every byte of the maximum */
     assert_int_equal(devmalloc_heap_stats(hp, &s), DEVMALLOC_OK);
-    assert_true(s.mapped_bytes >= max + meta - (2u << 20));   /* metadata rounds to the granule */
+    assert_true(s.mapped_bytes >= max + meta - (2u << 20)); /* metadata rounds to the granule */
     for (int i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DEVMALLOC_OK);
     size_t un = 0;
     assert_int_equal(devmalloc_heap_trim(hp, 0, &un), DEVMALLOC_OK);
     assert_int_equal(devmalloc_heap_stats(hp, &s), DEVMALLOC_OK);
-    assert_int_equal(s.mapped_bytes, s0.mapped_bytes);          /* back to the initial size */
+    assert_int_equal(s.mapped_bytes, s0.mapped_bytes); /* back to the initial size */
     int whole = 0;
     assert_int_equal(devmalloc_heap_verify(hp, &whole, NULL, 0), DEVMALLOC_OK);
     assert_true(whole);

@@ -20,11 +20,17 @@
 
 /* ---- fake driver ------------------------------------------------------ */
 #define MAXA 16
-static struct { CUdeviceptr p; size_t n; } allocs[MAXA];
+static struct {
+  CUdeviceptr p;
+  size_t n;
+} allocs[MAXA];
 static int nallocs, nalloc_calls, bad_writes;
-static int calls, fail_at;   /* fail the fail_at-th driver call (1-based; 0: none) */
-#define FAULT() do { if (++calls == fail_at) return CUDA_ERROR_UNKNOWN; } while (0)
-static CUdeviceptr next = 0x100001000ull;   /* deliberately misaligned */
+static int calls, fail_at; /* fail the fail_at-th driver call (1-based; 0: none) */
+#define FAULT()                                        \
+  do {                                                 \
+    if (++calls == fail_at) return CUDA_ERROR_UNKNOWN; \
+  } while (0)
+static CUdeviceptr next = 0x100001000ull; /* deliberately misaligned */
 
 static void check_range(CUdeviceptr d, size_t n) {
   for (int i = 0; i < nallocs; i++)
@@ -72,18 +78,36 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr s, size_t n, CUstream st) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr s, size_t n) { return cuMemcpyDtoHAsync(dst, s, n, 0); }
-CUresult cuCtxGetCurrent(CUcontext *c) { *c = (CUcontext)0x10; return CUDA_SUCCESS; }
-CUresult cuCtxPushCurrent(CUcontext c) { FAULT(); return CUDA_SUCCESS; }
-CUresult cuCtxPopCurrent(CUcontext *c) { *c = (CUcontext)0x10; return CUDA_SUCCESS; }
-CUresult cuCtxGetDevice(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
-CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) { *v = 132; return CUDA_SUCCESS; }
+CUresult cuCtxGetCurrent(CUcontext *c) {
+  *c = (CUcontext)0x10;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPushCurrent(CUcontext c) {
+  FAULT();
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxPopCurrent(CUcontext *c) {
+  *c = (CUcontext)0x10;
+  return CUDA_SUCCESS;
+}
+CUresult cuCtxGetDevice(CUdevice *d) {
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
+  *v = 132;
+  return CUDA_SUCCESS;
+}
 CUresult cuStreamCreate(CUstream *s, unsigned f) {
   FAULT();
   *s = (CUstream)0x20;
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy(CUstream s) { return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream s) { FAULT(); return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream s) {
+  FAULT();
+  return CUDA_SUCCESS;
+}
 CUresult cuModuleGetGlobal(CUdeviceptr *d, size_t *n, CUmodule m, const char *name) {
   return CUDA_ERROR_NOT_FOUND;
 }
@@ -140,7 +164,7 @@ static void t_each_driver_call_failing(void **st) {
     devmalloc_status_t s = devmalloc_heap_create(NULL, 8u << 20, &h);
     if (s == DEVMALLOC_OK) fail_msg("driver call %d of %d failed, heap created anyway", k, total);
     assert_null(h);
-    assert_int_equal(nallocs, 0);      /* device memory given back */
+    assert_int_equal(nallocs, 0); /* device memory given back */
     assert_int_equal(bad_writes, 0);
   }
 }

@@ -54,15 +54,14 @@ static void t_ptsz_distinct(void **st) {
     assert_true(twin >= 0);
     assert_ptr_not_equal(stub_sym(dm_hooks[i].sym), stub_sym(dm_hooks[twin].sym));
   }
-  assert_int_equal(nptds, 6);   /* 3 launches, instantiate, graph launch, stream sync */
+  assert_int_equal(nptds, 6); /* 3 launches, instantiate, graph launch, stream sync */
 }
 
 static void t_answer_by_pointer(void **st) {
-  dm_driver_set_library(CUDA_STUB_LIB);   /* dm_real() resolves from the stub */
+  dm_driver_set_library(CUDA_STUB_LIB); /* dm_real() resolves from the stub */
   const uint64_t PT = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
   void *lk = stub_sym("cuLaunchKernel"), *lkp = stub_sym("cuLaunchKernel_ptsz");
-  assert_ptr_equal(dm_hook_answer("cuLaunchKernel", lk, 13000, 0),
-                   dm_hooks[DM_ID_cuLaunchKernel].hook);
+  assert_ptr_equal(dm_hook_answer("cuLaunchKernel", lk, 13000, 0), dm_hooks[DM_ID_cuLaunchKernel].hook);
   assert_ptr_equal(dm_hook_answer("cuLaunchKernel", lkp, 13000, PT),
                    dm_hooks[DM_ID_cuLaunchKernel_ptsz].hook);
   /* the query for cuGetProcAddress itself */
@@ -133,8 +132,7 @@ static void t_dlsym_cu_scopes(void **st) {
   assert_non_null(g);
   assert_ptr_equal(dlsym(RTLD_NEXT, "cuMemcpy"), stub_sym("cuMemcpy"));
   assert_ptr_equal(dlsym(RTLD_DEFAULT, "cuMemcpy"), stub_sym("cuMemcpy"));
-  assert_ptr_equal(dlsym(RTLD_NEXT, "cuGetProcAddress_v2"),
-                   dm_hooks[DM_ID_cuGetProcAddress_v2].hook);
+  assert_ptr_equal(dlsym(RTLD_NEXT, "cuGetProcAddress_v2"), dm_hooks[DM_ID_cuGetProcAddress_v2].hook);
   assert_null(dlsym(RTLD_NEXT, "cuNoSuchFunction"));
   assert_null(dlsym(RTLD_NEXT, "c"));
   assert_null(dlsym(RTLD_NEXT, "cu"));
@@ -142,9 +140,12 @@ static void t_dlsym_cu_scopes(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(t_all_resolvable), cmocka_unit_test(t_ptsz_distinct),
-    cmocka_unit_test(t_answer_by_pointer), cmocka_unit_test(t_answer_by_name),
-    cmocka_unit_test(t_dlsym), cmocka_unit_test(t_dlsym_cu_scopes),
+      cmocka_unit_test(t_all_resolvable),
+      cmocka_unit_test(t_ptsz_distinct),
+      cmocka_unit_test(t_answer_by_pointer),
+      cmocka_unit_test(t_answer_by_name),
+      cmocka_unit_test(t_dlsym),
+      cmocka_unit_test(t_dlsym_cu_scopes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,16 +19,15 @@
 
 #define PAGES 4
 
-static unsigned char *region;   /* PAGES readable pages, then one PROT_NONE page */
+static unsigned char *region; /* PAGES readable pages, then one PROT_NONE page */
 static size_t page;
 
 static int setup(void **st) {
   page = (size_t)sysconf(_SC_PAGESIZE);
-  region = mmap(NULL, (PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                -1, 0);
+  region = mmap(NULL, (PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   assert_true(region != MAP_FAILED);
   assert_int_equal(mprotect(region + PAGES * page, page, PROT_NONE), 0);
-  alarm(20);   /* a wrapped size scans forever: fail, do not hang */
+  alarm(20); /* a wrapped size scans forever: fail, do not hang */
   return 0;
 }
 
@@ -86,9 +85,9 @@ static void t_fatbin_past_mapping(void **st) {
   put64(fb + 8, 1u << 20);
   assert_int_equal(dm_image_has_devmalloc(at_end(fb, sizeof fb)), DM_HAS_UNKNOWN);
   assert_int_equal(dm_image_size(at_end(fb, sizeof fb)), 0);
-  put64(fb + 8, UINT64_MAX);   /* header + body wraps */
+  put64(fb + 8, UINT64_MAX); /* header + body wraps */
   assert_int_equal(dm_image_size(at_end(fb, sizeof fb)), 0);
-  put16(fb + 6, 0);            /* header shorter than itself */
+  put16(fb + 6, 0); /* header shorter than itself */
   put64(fb + 8, 64);
   assert_int_equal(dm_image_size(at_end(fb, sizeof fb)), 0);
 }
@@ -105,29 +104,29 @@ static void elf_header(unsigned char *e, uint64_t shoff, uint16_t shnum) {
 
 static void t_elf_table_past_image(void **st) {
   unsigned char e[64];
-  elf_header(e, 64, 8);   /* table right after the header: in the guard page */
+  elf_header(e, 64, 8); /* table right after the header: in the guard page */
   assert_int_equal(dm_image_has_devmalloc(at_end(e, sizeof e)), DM_HAS_UNKNOWN);
-  elf_header(e, UINT64_MAX - 32, 2);   /* offset + table wraps */
+  elf_header(e, UINT64_MAX - 32, 2); /* offset + table wraps */
   assert_int_equal(dm_image_has_devmalloc(at_end(e, sizeof e)), DM_HAS_UNKNOWN);
 }
 
 static void t_elf_section_past_image(void **st) {
   unsigned char e[64 + 2 * 64 + 32] = {0};
   elf_header(e, 64, 2);
-  unsigned char *sh = e + 64 + 64;   /* section 1: PROGBITS */
+  unsigned char *sh = e + 64 + 64; /* section 1: PROGBITS */
   put32(sh + 4, 1);
   put64(sh + 0x18, 64 + 128);
-  put64(sh + 0x20, 1u << 20);        /* runs past the mapping */
+  put64(sh + 0x20, 1u << 20); /* runs past the mapping */
   assert_int_equal(dm_image_has_devmalloc(at_end(e, sizeof e)), DM_HAS_UNKNOWN);
-  put64(sh + 0x18, UINT64_MAX - 8);  /* offset + size wraps */
+  put64(sh + 0x18, UINT64_MAX - 8); /* offset + size wraps */
   put64(sh + 0x20, 64);
   assert_int_equal(dm_image_has_devmalloc(at_end(e, sizeof e)), DM_HAS_UNKNOWN);
-  put64(sh + 0x18, 64 + 128);        /* honest: the image is searched */
+  put64(sh + 0x18, 64 + 128); /* honest: the image is searched */
   put64(sh + 0x20, 32);
   memcpy(e + 64 + 128, "devmalloc_heap_desc", 19);
   assert_int_equal(dm_image_has_devmalloc(at_end(e, sizeof e)), DM_HAS_YES);
   assert_int_equal(dm_image_size(at_end(e, sizeof e)), sizeof e);
-  put32(sh + 4, 8);                  /* NOBITS sections occupy nothing */
+  put32(sh + 4, 8); /* NOBITS sections occupy nothing */
   put64(sh + 0x20, 1u << 30);
   assert_int_equal(dm_image_size(at_end(e, sizeof e)), 64 + 128);
 }
@@ -145,11 +144,15 @@ static void t_ptx_unterminated(void **st) {
 }
 
 static void t_wrapper_bad_pointer(void **st) {
-  struct { uint32_t magic, version; const void *data; void *unused; } w = {0x466243B1u, 1, 0, 0};
+  struct {
+    uint32_t magic, version;
+    const void *data;
+    void *unused;
+  } w = {0x466243B1u, 1, 0, 0};
   assert_int_equal(dm_image_has_devmalloc(&w), DM_HAS_UNKNOWN);
-  w.data = region + PAGES * page;   /* inaccessible */
+  w.data = region + PAGES * page; /* inaccessible */
   assert_int_equal(dm_image_has_devmalloc(&w), DM_HAS_UNKNOWN);
-  w.data = region + PAGES * page - 2;   /* magic straddles the guard page */
+  w.data = region + PAGES * page - 2; /* magic straddles the guard page */
   assert_int_equal(dm_image_has_devmalloc(&w), DM_HAS_UNKNOWN);
   /* the wrapper itself at the end of the mapping, cut short */
   assert_int_equal(dm_image_has_devmalloc(at_end(&w, 8)), DM_HAS_UNKNOWN);
@@ -173,14 +176,10 @@ static void t_exe_fatbins(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(t_readable_prefix),
-      cmocka_unit_test(t_fatbin_wrapping_sizes),
-      cmocka_unit_test(t_fatbin_past_mapping),
-      cmocka_unit_test(t_elf_table_past_image),
-      cmocka_unit_test(t_elf_section_past_image),
-      cmocka_unit_test(t_ptx_unterminated),
-      cmocka_unit_test(t_wrapper_bad_pointer),
-      cmocka_unit_test(t_exe_fatbins),
+      cmocka_unit_test(t_readable_prefix),        cmocka_unit_test(t_fatbin_wrapping_sizes),
+      cmocka_unit_test(t_fatbin_past_mapping),    cmocka_unit_test(t_elf_table_past_image),
+      cmocka_unit_test(t_elf_section_past_image), cmocka_unit_test(t_ptx_unterminated),
+      cmocka_unit_test(t_wrapper_bad_pointer),    cmocka_unit_test(t_exe_fatbins),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

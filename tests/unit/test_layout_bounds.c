@@ -43,8 +43,8 @@ static void t_planned(void **st) {
   check_plan(dm_layout_max_bytes());
   check_plan(dm_layout_max_bytes() - 12345);
   check_plan(1ull << 40);
-  check_plan((3ull << 20) + 12345);   /* odd */
-  check_plan(1ull << 20);             /* the shim's smallest heap */
+  check_plan((3ull << 20) + 12345); /* odd */
+  check_plan(1ull << 20);           /* the shim's smallest heap */
 }
 
 int main(void) {

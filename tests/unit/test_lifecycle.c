@@ -66,7 +66,7 @@ static void t_fork_while_locked(void **st) {
     if (WIFSIGNALED(status)) fail_msg("lock %zu: child hung on an inherited lock", i);
     assert_int_equal(WEXITSTATUS(status), 0);
   }
-  every_lock_once();   /* and the parent holds none of them afterwards */
+  every_lock_once(); /* and the parent holds none of them afterwards */
 }
 
 static void t_dlclose_keeps_shim(void **st) {
@@ -76,7 +76,7 @@ static void t_dlclose_keeps_shim(void **st) {
   assert_non_null(hook);
   assert_int_equal(dlclose(h), 0);
   void *again = dlopen(SHIM_SO, RTLD_NOW | RTLD_NOLOAD);
-  assert_non_null(again);   /* still mapped: the hook pointer stays valid */
+  assert_non_null(again); /* still mapped: the hook pointer stays valid */
   Dl_info info;
   assert_int_not_equal(dladdr(hook, &info), 0);
   dlclose(again);

@@ -26,7 +26,7 @@ static void t_log_open(void **st) {
   path_of(link, sizeof link, "link");
   path_of(fifo, sizeof fifo, "fifo");
   path_of(file, sizeof file, "log.txt");
-  (void)dm_options();                      /* the real one-time open: stderr */
+  (void)dm_options(); /* the real one-time open: stderr */
   int stderr_fd = dm_log_fd();
   fclose(fopen(target, "w"));
   assert_int_equal(symlink(target, link), 0);
@@ -40,7 +40,7 @@ static void t_log_open(void **st) {
   assert_int_equal(mkfifo(fifo, 0600), 0);
   o.log = fifo;
   alarm(20);
-  dm_log_open(&o);                         /* no reader: refused, not blocked */
+  dm_log_open(&o); /* no reader: refused, not blocked */
   alarm(0);
   assert_int_equal(dm_log_fd(), stderr_fd);
   umask(022);
@@ -56,7 +56,11 @@ static void t_log_open(void **st) {
   assert_non_null(fgets(buf, sizeof buf, f));
   fclose(f);
   assert_string_equal(buf, "devmalloc: hello 42\n");
-  unlink(target); unlink(link); unlink(fifo); unlink(file); rmdir(dir);
+  unlink(target);
+  unlink(link);
+  unlink(fifo);
+  unlink(file);
+  rmdir(dir);
 }
 
 int main(void) {

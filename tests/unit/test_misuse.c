@@ -70,18 +70,17 @@ static void test_foreign_pointers(void **st) {
   void *small = dm_malloc(f.h, 64, 16), *large = dm_malloc(f.h, 65536, 16);
   char *chunk = (char *)((uintptr_t)small & ~(uintptr_t)(DM_CHUNK_BYTES - 1));
   void *bad[] = {
-      &stack_var,                    /* outside the pool */
-      (char *)small + 16,            /* inside a slab slot, not its start */
-      chunk,                         /* a chunk's base: never handed out */
-      chunk + 8,                     /* the chunk's bitmap */
-      (char *)large + 16384,         /* inside a large block */
-      (char *)large + 4096,          /* unaligned inside a large block */
+      &stack_var,                                      /* outside the pool */
+      (char *)small + 16,                              /* inside a slab slot, not its start */
+      chunk,                                           /* a chunk's base: never handed out */
+      chunk + 8,                                       /* the chunk's bitmap */
+      (char *)large + 16384,                           /* inside a large block */
+      (char *)large + 4096,                            /* unaligned inside a large block */
       f.h->buddy.base + f.h->buddy.pool_bytes - 16384, /* free, never allocated */
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_not_equal(dm_free(f.h, bad[i]), DM_FREE_OK);
-  assert_int_equal(f.h->hstats->foreign_frees + f.h->hstats->double_frees,
-                   sizeof bad / sizeof bad[0]);
+  assert_int_equal(f.h->hstats->foreign_frees + f.h->hstats->double_frees, sizeof bad / sizeof bad[0]);
   fixture_assert_consistent(&f);
   assert_int_equal(dm_free(f.h, small), DM_FREE_OK);
   assert_int_equal(dm_free(f.h, large), DM_FREE_OK);
@@ -118,14 +117,14 @@ static void test_check_mode(void **st) {
   char *a = dm_malloc(f.h, 24, 16), *b = dm_malloc(f.h, 20000, 16);
   assert_non_null(a);
   assert_non_null(b);
-  a[24] ^= 1;                                /* one byte past a 24-byte block */
+  a[24] ^= 1; /* one byte past a 24-byte block */
   assert_int_equal(dm_free(f.h, a), DM_FREE_OK);
   assert_int_equal(f.h->hstats->check_failures, fails0 + 1);
   if (fails0 == 0) {
     assert_int_equal(f.h->hstats->check_first_bad, (uint64_t)(uintptr_t)a);
     assert_int_equal(f.h->hstats->check_first_size, 24);
   }
-  memset(b + 20000, 0, 3);                   /* past a large block's request */
+  memset(b + 20000, 0, 3); /* past a large block's request */
   assert_int_equal(dm_free(f.h, b), DM_FREE_OK);
   assert_int_equal(f.h->hstats->check_failures, fails0 + 2);
   f.h->check = 0;
@@ -135,12 +134,9 @@ static void test_check_mode(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_check_mode),
-      cmocka_unit_test(test_free_null_is_noop),
-      cmocka_unit_test(test_zero_and_oversized),
-      cmocka_unit_test(test_double_free_small),
-      cmocka_unit_test(test_double_free_large),
-      cmocka_unit_test(test_foreign_pointers),
+      cmocka_unit_test(test_check_mode),         cmocka_unit_test(test_free_null_is_noop),
+      cmocka_unit_test(test_zero_and_oversized), cmocka_unit_test(test_double_free_small),
+      cmocka_unit_test(test_double_free_large),  cmocka_unit_test(test_foreign_pointers),
       cmocka_unit_test(test_aligned_requests),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -28,7 +28,7 @@
 #include "shim_fake.h"
 #include "obs.h"
 #include "relink.h"
-#define NVTX_NO_IMPL   /* the types a tool sees, not a second NVTX implementation */
+#define NVTX_NO_IMPL /* the types a tool sees, not a second NVTX implementation */
 #include <nvtx3/nvToolsExt.h>
 
 #define CTX_A ((CUcontext)0x1000)
@@ -40,10 +40,19 @@ static char g_dir[] = "/tmp/dm-observe-XXXXXX";
 static char g_stats[256], g_trace[256];
 static CUcontext g_cur = CTX_A;
 
-static CUresult fd_get_current(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_get_current(CUcontext *c) {
+  *c = g_cur;
+  return CUDA_SUCCESS;
+}
 static CUresult fd_push(CUcontext c) { return CUDA_SUCCESS; }
-static CUresult fd_pop(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
-static CUresult fd_device(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
+static CUresult fd_pop(CUcontext *c) {
+  *c = g_cur;
+  return CUDA_SUCCESS;
+}
+static CUresult fd_device(CUdevice *d) {
+  *d = 0;
+  return CUDA_SUCCESS;
+}
 static CUresult fd_ctx_id(CUcontext c, unsigned long long *id) {
   *id = c == CTX_A ? 1 : 2;
   return CUDA_SUCCESS;
@@ -103,10 +112,19 @@ static void has(const char *rec, const char *kv) {
 static void t_records_parse(void **st) {
   dm_stats_rec_t r = {7, 3, DM_REC_LOST, DM_REC_LAST_KNOWN, 9, {0}};
   devmalloc_stats_t *s = &r.s;
-  s->heap_bytes = 1001; s->pool_bytes = 1002; s->mapped_bytes = 1003;
-  s->growth_events = 1004; s->allocs = 1005; s->frees = 1006; s->failures = 1007;
-  s->double_frees = 1008; s->foreign_frees = 1009; s->bytes_in_use = 1010;
-  s->footprint_bytes = 1011; s->peak_bytes = 1012; s->large_allocs = 1013;
+  s->heap_bytes = 1001;
+  s->pool_bytes = 1002;
+  s->mapped_bytes = 1003;
+  s->growth_events = 1004;
+  s->allocs = 1005;
+  s->frees = 1006;
+  s->failures = 1007;
+  s->double_frees = 1008;
+  s->foreign_frees = 1009;
+  s->bytes_in_use = 1010;
+  s->footprint_bytes = 1011;
+  s->peak_bytes = 1012;
+  s->large_allocs = 1013;
   for (int c = 0; c < DEVMALLOC_NUM_CLASSES; c++) {
     s->class_size[c] = 16ull << c;
     s->class_allocs[c] = 100u + (unsigned)c;
@@ -123,19 +141,35 @@ static void t_records_parse(void **st) {
   snprintf(text, sizeof text, "%s\n%s\n", h, row);
   write_file(path, text);
   char *cc = canon("csv", path);
-  assert_string_equal(cj, cc);                /* same keys, same values */
-  static const char *const want[] = {
-      "context=7", "device=3", "status=context_lost", "counters=last_known",
-      "heap_bytes=1001", "pool_bytes=1002", "mapped_bytes=1003", "growth_events=1004",
-      "allocs=1005", "frees=1006", "failures=1007", "double_frees=1008",
-      "foreign_frees=1009", "bytes_in_use=1010", "footprint_bytes=1011",
-      "peak_bytes=1012", "large_allocs=1013", "relinked_modules=9",
-      "class0_size=16", "class0_allocs=100", "class17_size=2097152", "class17_allocs=117",
-      "class30_size=17179869184", "class30_allocs=130"};
+  assert_string_equal(cj, cc); /* same keys, same values */
+  static const char *const want[] = {"context=7",
+                                     "device=3",
+                                     "status=context_lost",
+                                     "counters=last_known",
+                                     "heap_bytes=1001",
+                                     "pool_bytes=1002",
+                                     "mapped_bytes=1003",
+                                     "growth_events=1004",
+                                     "allocs=1005",
+                                     "frees=1006",
+                                     "failures=1007",
+                                     "double_frees=1008",
+                                     "foreign_frees=1009",
+                                     "bytes_in_use=1010",
+                                     "footprint_bytes=1011",
+                                     "peak_bytes=1012",
+                                     "large_allocs=1013",
+                                     "relinked_modules=9",
+                                     "class0_size=16",
+                                     "class0_allocs=100",
+                                     "class17_size=2097152",
+                                     "class17_allocs=117",
+                                     "class30_size=17179869184",
+                                     "class30_allocs=130"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) has(cj, want[i]);
   free(cj);
   free(cc);
-  assert_int_equal(dm_rec_json(j, 64, &r, NULL), -1);   /* too small: says so */
+  assert_int_equal(dm_rec_json(j, 64, &r, NULL), -1); /* too small: says so */
   assert_int_equal(dm_rec_csv_row(row, 32, &r), -1);
 }
 
@@ -146,14 +180,14 @@ static void t_exit_and_trace(void **st) {
   fk_reset();
   dm_ctx_reset_for_tests();
   g_cur = CTX_A;
-  assert_non_null(dm_ctx_heap(CTX_A));             /* trace: create */
-  dm_obs_launch(F_K, NULL);                        /* trace: launch, kernel name */
-  dm_obs_launch(F_K, S_CAPTURE);                   /* captured: not launched, no sample */
+  assert_non_null(dm_ctx_heap(CTX_A)); /* trace: create */
+  dm_obs_launch(F_K, NULL);            /* trace: launch, kernel name */
+  dm_obs_launch(F_K, S_CAPTURE);       /* captured: not launched, no sample */
   fk_allocs = 100;
   assert_int_equal(dm_h_ctx_sync_current(fake_ctx_sync), CUDA_SUCCESS); /* trace: sync
                                                    * (cuCtxSynchronize), 100 allocs */
-  fk_stats_fails = 1;                              /* a device fault: reads fail */
-  dm_ctx_teardown(CTX_A, 1);                       /* trace: destroy, last known */
+  fk_stats_fails = 1;                                                   /* a device fault: reads fail */
+  dm_ctx_teardown(CTX_A, 1);                                            /* trace: destroy, last known */
   fk_stats_fails = 0;
   fk_allocs = 7;
   g_cur = CTX_B;
@@ -162,7 +196,7 @@ static void t_exit_and_trace(void **st) {
 
   const char *fmt = getenv("DEVMALLOC_STATS");
   char *c;
-  if (strcmp(fmt, "json") && strcmp(fmt, "csv")) {   /* the text summary */
+  if (strcmp(fmt, "json") && strcmp(fmt, "csv")) { /* the text summary */
     FILE *f = fopen(g_stats, "r");
     assert_non_null(f);
     c = calloc(1, 1 << 16);
@@ -192,18 +226,30 @@ static void t_exit_and_trace(void **st) {
     for (const char *p = c; (p = strstr(p, "--\n")); p += 3) nrec++;
     assert_int_equal(nrec, 2);
     if (!strcmp(fmt, "json")) has(a, "record=stats");
-    free(a); free(b); free(c);
+    free(a);
+    free(b);
+    free(c);
   }
 
   c = canon("json", g_trace);
-  static const char *const ev[] = {"record=trace", "event=create", "event=launch",
-                                   "event=sync", "event=destroy", "event=create"};
+  static const char *const ev[] = {"record=trace", "event=create",  "event=launch",
+                                   "event=sync",   "event=destroy", "event=create"};
   for (int i = 0; i < 6; i++) {
     char *r = record(c, i);
     has(r, ev[i]);
-    if (i == 2) { has(r, "kernel=_Z6k_fakePv"); has(r, "launches=1"); }
-    if (i == 3) { has(r, "allocs=100"); has(r, "status=live"); has(r, "launches=1"); }
-    if (i == 4) { has(r, "allocs=100"); has(r, "status=context_lost"); }
+    if (i == 2) {
+      has(r, "kernel=_Z6k_fakePv");
+      has(r, "launches=1");
+    }
+    if (i == 3) {
+      has(r, "allocs=100");
+      has(r, "status=live");
+      has(r, "launches=1");
+    }
+    if (i == 4) {
+      has(r, "allocs=100");
+      has(r, "status=context_lost");
+    }
     if (i == 5) has(r, "context=2");
     free(r);
   }
@@ -215,24 +261,23 @@ static void t_lost_without_counters(void **st) {
   fk_reset();
   dm_ctx_reset_for_tests();
   g_cur = CTX_A;
-  fk_stats_fails = 1;                     /* even the sample at creation fails */
+  fk_stats_fails = 1; /* even the sample at creation fails */
   assert_non_null(dm_ctx_heap(CTX_A));
   dm_stats_rec_t r;
   assert_int_equal(dm_ctx_sample(CTX_A, &r), 0);
   assert_int_equal(r.status, DM_REC_LOST);
   assert_int_equal(r.counters, DM_REC_NONE);
-  assert_int_equal(r.s.heap_bytes, fk_last_bytes);   /* the size asked for */
+  assert_int_equal(r.s.heap_bytes, fk_last_bytes); /* the size asked for */
   assert_int_equal(r.s.allocs, 0);
-  assert_int_equal(dm_ctx_sample(CTX_B, &r), -1);    /* no heap there */
+  assert_int_equal(dm_ctx_sample(CTX_B, &r), -1); /* no heap there */
   dm_ctx_teardown(CTX_A, 1);
   fk_stats_fails = 0;
 }
 
 /* ---- the re-link count: a fake re-link (FK_RELINK_SIZED) ---- */
 /* PTX-like text, so that the load hook's bounding (image_bound.c) takes it */
-static const char g_stock[] = ".version 9.0 // a module calling the stock malloc",
-                  g_relinked[] = "re-linked";
-static int g_relinked_fails;   /* the driver refuses the re-linked image */
+static const char g_stock[] = ".version 9.0 // a module calling the stock malloc", g_relinked[] = "re-linked";
+static int g_relinked_fails; /* the driver refuses the re-linked image */
 static int fake_relink_sized(const void *image, const void *body, size_t len, const void **out,
                              size_t *out_size, char *why, size_t whylen) {
   if (image != g_stock || body != g_stock || len != sizeof g_stock) return 0;
@@ -247,18 +292,18 @@ static CUresult fd_load_data(CUmodule *m, const void *image) {
 
 static void t_relinked_count(void **st) {
   CUmodule m;
-  g_cur = (CUcontext)0x3000;                        /* no heap: nothing to bind */
+  g_cur = (CUcontext)0x3000; /* no heap: nothing to bind */
   uint64_t n0 = dm_obs_relinked_count();
   assert_int_equal(dm_h_module_load_data(fd_load_data, &m, g_stock), CUDA_SUCCESS);
   assert_int_equal(dm_obs_relinked_count(), n0 + 1);
-  g_relinked_fails = 1;                             /* the original loads instead */
+  g_relinked_fails = 1; /* the original loads instead */
   assert_int_equal(dm_h_module_load_data(fd_load_data, &m, g_stock), CUDA_SUCCESS);
   assert_int_equal(dm_obs_relinked_count(), n0 + 1);
   g_relinked_fails = 0;
   dm_stats_rec_t r;
   g_cur = CTX_B;
   assert_non_null(dm_ctx_heap(CTX_B));
-  assert_int_equal(dm_ctx_sample(CTX_B, &r), 0);    /* records carry the count */
+  assert_int_equal(dm_ctx_sample(CTX_B, &r), 0); /* records carry the count */
   assert_int_equal(r.relinked_modules, n0 + 1);
 }
 
@@ -277,17 +322,17 @@ static int count_in_file(const char *path, const char *needle) {
 
 static void t_timer(void **st) {
   g_cur = CTX_B;
-  assert_non_null(dm_ctx_heap(CTX_B));             /* a live context to sample */
+  assert_non_null(dm_ctx_heap(CTX_B)); /* a live context to sample */
   int before = count_in_file(g_trace, "\"event\":\"timer\"");
   dm_trace_timer_start(2, dm_trace_sample_all);
-  dm_trace_timer_start(2, dm_trace_sample_all);     /* once: no second thread */
+  dm_trace_timer_start(2, dm_trace_sample_all); /* once: no second thread */
   usleep(40000);
   dm_trace_timer_stop();
   int during = count_in_file(g_trace, "\"event\":\"timer\"") - before;
-  assert_true(during >= 3 && during <= 25);         /* ~20 at 2 ms, with slack */
+  assert_true(during >= 3 && during <= 25); /* ~20 at 2 ms, with slack */
   usleep(10000);
-  assert_int_equal(count_in_file(g_trace, "\"event\":\"timer\"") - before, during);  /* stopped */
-  dm_trace_timer_stop();                            /* idempotent */
+  assert_int_equal(count_in_file(g_trace, "\"event\":\"timer\"") - before, during); /* stopped */
+  dm_trace_timer_stop();                                                            /* idempotent */
 }
 
 /* ---- nvtx.c: a static NVTX injection, the way a profiler attaches, records
@@ -307,7 +352,10 @@ static int NVTX_API inj_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t *
   nvtx_log("push", ascii(a));
   return 0;
 }
-static int NVTX_API inj_pop(nvtxDomainHandle_t d) { nvtx_log("pop", "-"); return 0; }
+static int NVTX_API inj_pop(nvtxDomainHandle_t d) {
+  nvtx_log("pop", "-");
+  return 0;
+}
 static void NVTX_API inj_mark(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
   nvtx_log("mark", ascii(a));
 }
@@ -319,8 +367,7 @@ static int NVTX_API inj_init(NvtxGetExportTableFunc_t get) {
   const NvtxExportTableCallbacks *cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
   NvtxFunctionTable t;
   unsigned int n = 0;
-  if (!cb || !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) ||
-      n <= NVTX_CBID_CORE2_DomainCreateA)
+  if (!cb || !cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) || n <= NVTX_CBID_CORE2_DomainCreateA)
     return 0;
   *t[NVTX_CBID_CORE2_DomainRangePushEx] = (NvtxFunctionPointer)inj_push;
   *t[NVTX_CBID_CORE2_DomainRangePop] = (NvtxFunctionPointer)inj_pop;
@@ -333,30 +380,30 @@ NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = inj_init;
 static void t_nvtx(void **st) {
   int on = !strcmp(getenv("DEVMALLOC_NVTX"), "1");
   g_cur = (CUcontext)0x4000;
-  assert_non_null(dm_ctx_heap((CUcontext)0x4000));   /* a range around creation */
-  dm_obs_event(DM_OBS_CACHE_MISS, "app.ptx");          /* a marker */
-  if (!on) {                                           /* DEVMALLOC_NVTX=0: no call at all */
+  assert_non_null(dm_ctx_heap((CUcontext)0x4000)); /* a range around creation */
+  dm_obs_event(DM_OBS_CACHE_MISS, "app.ptx");      /* a marker */
+  if (!on) {                                       /* DEVMALLOC_NVTX=0: no call at all */
     assert_string_equal(g_nvtx, "");
     return;
   }
-  static const char *const want[] = {
-      "domain devmalloc\n", "push devmalloc: load-time re-link of image ",   /* t_relinked_count */
-      "push devmalloc: create heap (256 MiB, context 2)\npop -\n",
-      "mark devmalloc: re-link cache miss: app.ptx\n"};
+  static const char *const want[] = {"domain devmalloc\n",
+                                     "push devmalloc: load-time re-link of image ", /* t_relinked_count */
+                                     "push devmalloc: create heap (256 MiB, context 2)\npop -\n",
+                                     "mark devmalloc: re-link cache miss: app.ptx\n"};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
     if (!strstr(g_nvtx, want[i])) fail_msg("NVTX lacks '%s'; got:\n%s", want[i], g_nvtx);
 }
 
 static void t_due(void **st) {
   const uint64_t ms = 1000000;
-  assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1));   /* first one */
-  assert_false(dm_trace_due(5 * ms, 3, DM_TP_LAUNCH, 10, 1));      /* throttled */
+  assert_true(dm_trace_due(UINT64_MAX, 0, DM_TP_LAUNCH, 10, 1)); /* first one */
+  assert_false(dm_trace_due(5 * ms, 3, DM_TP_LAUNCH, 10, 1));    /* throttled */
   assert_true(dm_trace_due(10 * ms, 0, DM_TP_LAUNCH, 10, 1));
-  assert_true(dm_trace_due(3 * ms, 1, DM_TP_SYNC, 10, 1));         /* launches since */
-  assert_false(dm_trace_due(3 * ms, 0, DM_TP_SYNC, 10, 1));        /* nothing new */
-  assert_false(dm_trace_due(2 * ms, 4, DM_TP_SYNC, 10, 1));        /* < interval / 4 */
-  assert_false(dm_trace_due(3 * ms, 1, DM_TP_SYNC, 10, 0));        /* stats only */
-  assert_true(dm_trace_due(0, 0, DM_TP_LAUNCH, 0, 1));             /* interval 0 */
+  assert_true(dm_trace_due(3 * ms, 1, DM_TP_SYNC, 10, 1));  /* launches since */
+  assert_false(dm_trace_due(3 * ms, 0, DM_TP_SYNC, 10, 1)); /* nothing new */
+  assert_false(dm_trace_due(2 * ms, 4, DM_TP_SYNC, 10, 1)); /* < interval / 4 */
+  assert_false(dm_trace_due(3 * ms, 1, DM_TP_SYNC, 10, 0)); /* stats only */
+  assert_true(dm_trace_due(0, 0, DM_TP_LAUNCH, 0, 1));      /* interval 0 */
 }
 
 static void t_option_parsers(void **st) {
@@ -379,8 +426,7 @@ static void t_option_parsers(void **st) {
   assert_int_equal(dm_parse_ms("0", &m), 0);
   assert_int_equal(m, 0);
   static const char *const bad[] = {"-1", "1.5", "fast", "60001", "", "10s"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    assert_int_equal(dm_parse_ms(bad[i], &m), -1);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) assert_int_equal(dm_parse_ms(bad[i], &m), -1);
 }
 
 static void cleanup(void) {
@@ -393,13 +439,13 @@ int main(void) {
   if (!mkdtemp(g_dir)) return 1;
   snprintf(g_stats, sizeof g_stats, "%s/stats.jsonl", g_dir);
   snprintf(g_trace, sizeof g_trace, "%s/trace.jsonl", g_dir);
-  setenv("DEVMALLOC_STATS", "json", 0);   /* check_observe_formats runs csv and text too */
+  setenv("DEVMALLOC_STATS", "json", 0); /* check_observe_formats runs csv and text too */
   setenv("DEVMALLOC_STATS_FILE", g_stats, 1);
   setenv("DEVMALLOC_TRACE", g_trace, 1);
   setenv("DEVMALLOC_TRACE_INTERVAL", "0", 1);
-  setenv("DEVMALLOC_NVTX", "1", 0);       /* check_observe_formats also runs it off */
-  dm_driver_set_library("/nonexistent/libcuda.so.1");   /* keep the fakes */
-  dm_driver_init();   /* the driver's first use, as in a process: wires the trace's sampler */
+  setenv("DEVMALLOC_NVTX", "1", 0);                   /* check_observe_formats also runs it off */
+  dm_driver_set_library("/nonexistent/libcuda.so.1"); /* keep the fakes */
+  dm_driver_init(); /* the driver's first use, as in a process: wires the trace's sampler */
   dm_drv.cuCtxGetCurrent = fd_get_current;
   dm_drv.cuCtxPushCurrent_v2 = fd_push;
   dm_drv.cuCtxPopCurrent_v2 = fd_pop;
@@ -408,12 +454,15 @@ int main(void) {
   dm_drv.cuFuncGetName = fd_func_name;
   dm_drv.cuStreamIsCapturing = fd_capturing;
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(t_records_parse), cmocka_unit_test(t_exit_and_trace),
-    cmocka_unit_test(t_lost_without_counters), cmocka_unit_test(t_relinked_count),
-    cmocka_unit_test(t_timer),             cmocka_unit_test(t_nvtx),
-    cmocka_unit_test(t_due),
-    cmocka_unit_test(t_option_parsers),
+      cmocka_unit_test(t_records_parse),
+      cmocka_unit_test(t_exit_and_trace),
+      cmocka_unit_test(t_lost_without_counters),
+      cmocka_unit_test(t_relinked_count),
+      cmocka_unit_test(t_timer),
+      cmocka_unit_test(t_nvtx),
+      cmocka_unit_test(t_due),
+      cmocka_unit_test(t_option_parsers),
   };
-  atexit(cleanup);   /* first registered: runs after the shim's exit output */
+  atexit(cleanup); /* first registered: runs after the shim's exit output */
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,16 +22,30 @@
 #define ALIGN 256u
 
 /* ---- reference model: live allocations sorted by address -------------- */
-typedef struct { uint64_t addr, size, req; } live_t;
-typedef struct { live_t *v; size_t n, cap; } model_t;
+typedef struct {
+  uint64_t addr, size, req;
+} live_t;
+typedef struct {
+  live_t *v;
+  size_t n, cap;
+} model_t;
 
 static size_t model_lb(const model_t *m, uint64_t addr) {
   size_t lo = 0, hi = m->n;
-  while (lo < hi) { size_t k = (lo + hi) / 2; if (m->v[k].addr < addr) lo = k + 1; else hi = k; }
+  while (lo < hi) {
+    size_t k = (lo + hi) / 2;
+    if (m->v[k].addr < addr)
+      lo = k + 1;
+    else
+      hi = k;
+  }
   return lo;
 }
 static void model_add(model_t *m, live_t l) {
-  if (m->n == m->cap) { m->cap = m->cap ? 2 * m->cap : 256; m->v = realloc(m->v, m->cap * sizeof *m->v); }
+  if (m->n == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 256;
+    m->v = realloc(m->v, m->cap * sizeof *m->v);
+  }
   size_t at = model_lb(m, l.addr);
   /* no overlap with neighbours */
   if (at < m->n) assert_true(l.addr + l.size <= m->v[at].addr);
@@ -53,11 +67,20 @@ static long model_holding(const model_t *m, uint64_t addr) {
 }
 
 /* ---- walking the pool ------------------------------------------------- */
-typedef struct { uint64_t addr, size, chunk; int used; } seg_t;
-typedef struct { seg_t *v; size_t n, cap; } segs_t;
+typedef struct {
+  uint64_t addr, size, chunk;
+  int used;
+} seg_t;
+typedef struct {
+  seg_t *v;
+  size_t n, cap;
+} segs_t;
 static void collect(void *arg, uint64_t addr, uint64_t size, int used, uint64_t chunk) {
   segs_t *s = arg;
-  if (s->n == s->cap) { s->cap = s->cap ? 2 * s->cap : 256; s->v = realloc(s->v, s->cap * sizeof *s->v); }
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 256;
+    s->v = realloc(s->v, s->cap * sizeof *s->v);
+  }
   s->v[s->n++] = (seg_t){addr, size, chunk, used};
 }
 
@@ -99,7 +122,11 @@ static int expect_fit(const segs_t *segs, uint64_t need, uint64_t *addr) {
   int found = 0;
   for (size_t i = 0; i < segs->n; i++) {
     const seg_t *s = &segs->v[i];
-    if (!s->used && s->size >= need && s->size < best) { best = s->size; *addr = s->addr; found = 1; }
+    if (!s->used && s->size >= need && s->size < best) {
+      best = s->size;
+      *addr = s->addr;
+      found = 1;
+    }
   }
   return found;
 }
@@ -114,8 +141,8 @@ static int expect_free(const model_t *m, const fake_src_t *f, uint64_t x, long *
   return fake_chunk_of(f, x, 1) >= 0 ? DM_POOL_EDOUBLE : DM_POOL_ENOTOURS;
 }
 
-static void random_run(uint64_t seed, int steps, uint64_t capacity, size_t initial,
-                       int max_log2, size_t live_target, int full_every) {
+static void random_run(uint64_t seed, int steps, uint64_t capacity, size_t initial, int max_log2,
+                       size_t live_target, int full_every) {
   fake_src_t *f = calloc(1, sizeof *f);
   f->capacity = capacity;
   int reports = 0;
@@ -133,16 +160,25 @@ static void random_run(uint64_t seed, int steps, uint64_t capacity, size_t initi
     if (r < 4) {
       /* a bad free: a freed address, an interior pointer, or outside */
       uint64_t x;
-      if (r == 0 && last_freed) x = last_freed;
-      else if (r == 1 && m.n) { live_t *l = &m.v[rng_next(&s) % m.n]; x = l->addr + 1 + rng_next(&s) % l->size; if (x >= l->addr + l->size) x = l->addr + l->size - 1; }
-      else if (r == 2) x = FAKE_BASE - 4096 - rng_next(&s) % 4096;
-      else x = FAKE_BASE + rng_next(&s) % (capacity * 2);
+      if (r == 0 && last_freed)
+        x = last_freed;
+      else if (r == 1 && m.n) {
+        live_t *l = &m.v[rng_next(&s) % m.n];
+        x = l->addr + 1 + rng_next(&s) % l->size;
+        if (x >= l->addr + l->size) x = l->addr + l->size - 1;
+      } else if (r == 2)
+        x = FAKE_BASE - 4096 - rng_next(&s) % 4096;
+      else
+        x = FAKE_BASE + rng_next(&s) % (capacity * 2);
       long h;
       int want = expect_free(&m, f, x, &h);
       int got = dm_pool_free(p, x, NULL);
       assert_int_equal(got, want);
       if (want == DM_POOL_OK) model_del(&m, (size_t)h);
-      if (want == DM_POOL_EINVAL || want == DM_POOL_EDOUBLE) { expected_reports++; bad++; }
+      if (want == DM_POOL_EINVAL || want == DM_POOL_EDOUBLE) {
+        expected_reports++;
+        bad++;
+      }
     } else if (r < 6) {
       dm_pool_trim(p);
     } else if (m.n && (m.n > live_target || r < 50)) {
@@ -196,12 +232,14 @@ static void random_run(uint64_t seed, int steps, uint64_t capacity, size_t initi
   assert_int_equal(st.failed_allocs, (uint64_t)enomem);
   printf("  seed %llu: %d steps, %llu allocs, %llu frees, %d ENOMEM, %d bad frees, "
          "%llu chunks obtained, %llu released, peak %llu MiB\n",
-         (unsigned long long)seed, steps, (unsigned long long)st.allocs,
-         (unsigned long long)st.frees, enomem, bad,
-         (unsigned long long)st.chunks_obtained, (unsigned long long)st.chunks_released,
+         (unsigned long long)seed, steps, (unsigned long long)st.allocs, (unsigned long long)st.frees, enomem,
+         bad, (unsigned long long)st.chunks_obtained, (unsigned long long)st.chunks_released,
          (unsigned long long)(st.peak_used_bytes >> 20));
   /* free everything: one free segment per chunk, then destroy gives all back */
-  while (m.n) { assert_int_equal(dm_pool_free(p, m.v[m.n - 1].addr, NULL), 0); m.n--; }
+  while (m.n) {
+    assert_int_equal(dm_pool_free(p, m.v[m.n - 1].addr, NULL), 0);
+    m.n--;
+  }
   check_all(p, f, &m, &segs);
   dm_pool_get_stats(p, &st);
   assert_int_equal(st.free_segments, st.chunks);
@@ -247,7 +285,7 @@ static void test_exhaustion_and_growth(void **st) {
   uint64_t a[100];
   int n = 0;
   while (n < 100 && dm_pool_alloc(p, MiB, &a[n]) == DM_POOL_OK) n++;
-  assert_int_equal(n, 64); /* every byte of the device is usable */
+  assert_int_equal(n, 64);        /* every byte of the device is usable */
   assert_int_equal(f->allocs, 4); /* 16 MiB first chunk, grown by 16 MiB chunks */
   dm_pool_stats_t s;
   dm_pool_get_stats(p, &s);
@@ -257,7 +295,10 @@ static void test_exhaustion_and_growth(void **st) {
   /* free one chunk's worth in the middle: a 16 MiB request fits again */
   for (int i = 0; i < 64; i++) {
     int c = fake_chunk_of(f, a[i], MiB);
-    if (f->base[c] == f->base[1]) { assert_int_equal(dm_pool_free(p, a[i], NULL), 0); a[i] = 0; }
+    if (f->base[c] == f->base[1]) {
+      assert_int_equal(dm_pool_free(p, a[i], NULL), 0);
+      a[i] = 0;
+    }
   }
   uint64_t big;
   assert_int_equal(dm_pool_alloc(p, 16 * MiB, &big), 0);
@@ -265,7 +306,8 @@ static void test_exhaustion_and_growth(void **st) {
   assert_int_equal(dm_pool_free(p, big, NULL), 0);
   /* a 40 MiB request cannot fit in 16 MiB chunks: with everything free the
    * pool trims its chunks and grows by one of the request's size */
-  for (int i = 0; i < 64; i++) if (a[i]) assert_int_equal(dm_pool_free(p, a[i], NULL), 0);
+  for (int i = 0; i < 64; i++)
+    if (a[i]) assert_int_equal(dm_pool_free(p, a[i], NULL), 0);
   assert_int_equal(dm_pool_alloc(p, 40 * MiB, &big), 0);
   dm_pool_get_stats(p, &s);
   assert_true(s.chunks_released >= 3);
@@ -380,12 +422,12 @@ static void test_double_and_foreign(void **st) {
   assert_int_equal(c, b + 3072);
   assert_int_equal(dm_pool_free(p, b, NULL), 0);
   assert_int_equal(dm_pool_free(p, b, NULL), DM_POOL_EDOUBLE);
-  assert_int_equal(dm_pool_free(p, a, NULL), 0);  /* merges with b's segment */
+  assert_int_equal(dm_pool_free(p, a, NULL), 0);               /* merges with b's segment */
   assert_int_equal(dm_pool_free(p, b, NULL), DM_POOL_EDOUBLE); /* now inside a merged free segment */
   assert_int_equal(dm_pool_free(p, a, NULL), DM_POOL_EDOUBLE);
   assert_int_equal(dm_pool_free(p, c + 256, NULL), DM_POOL_EINVAL); /* interior */
   assert_int_equal(dm_pool_free(p, c + 1, NULL), DM_POOL_EINVAL);
-  assert_int_equal(dm_pool_free(p, a - 256, NULL), DM_POOL_ENOTOURS); /* before the chunk */
+  assert_int_equal(dm_pool_free(p, a - 256, NULL), DM_POOL_ENOTOURS);      /* before the chunk */
   assert_int_equal(dm_pool_free(p, a + 16 * MiB, NULL), DM_POOL_ENOTOURS); /* after */
   assert_int_equal(dm_pool_free(p, 0, NULL), DM_POOL_ENOTOURS);
   assert_int_equal(reports, 5);
@@ -469,20 +511,37 @@ static void test_adjacent_chunks_do_not_merge(void **st) {
 
 static void test_parse_option(void **st) {
   (void)st;
-  struct { const char *s; int rc; dm_pool_mode_t mode; size_t bytes; } cases[] = {
-      {NULL, 0, DM_POOL_MODE_OFF, 0}, {"", 0, DM_POOL_MODE_OFF, 0},
-      {"off", 0, DM_POOL_MODE_OFF, 0}, {" OFF ", 0, DM_POOL_MODE_OFF, 0},
-      {"0", 0, DM_POOL_MODE_OFF, 0}, {"no", 0, DM_POOL_MODE_OFF, 0},
-      {"auto", 0, DM_POOL_MODE_AUTO, 0}, {"Auto", 0, DM_POOL_MODE_AUTO, 0},
-      {"on", 0, DM_POOL_MODE_AUTO, 0}, {"1G", 0, DM_POOL_MODE_BYTES, 1ull << 30},
-      {"1g", 0, DM_POOL_MODE_BYTES, 1ull << 30}, {"512MiB", 0, DM_POOL_MODE_BYTES, 512ull << 20},
-      {"64MB", 0, DM_POOL_MODE_BYTES, 64ull << 20}, {"1073741824", 0, DM_POOL_MODE_BYTES, 1ull << 30},
-      {"4096B", 0, DM_POOL_MODE_BYTES, 4096}, {"2T", 0, DM_POOL_MODE_BYTES, 2ull << 40},
+  struct {
+    const char *s;
+    int rc;
+    dm_pool_mode_t mode;
+    size_t bytes;
+  } cases[] = {
+      {NULL, 0, DM_POOL_MODE_OFF, 0},
+      {"", 0, DM_POOL_MODE_OFF, 0},
+      {"off", 0, DM_POOL_MODE_OFF, 0},
+      {" OFF ", 0, DM_POOL_MODE_OFF, 0},
+      {"0", 0, DM_POOL_MODE_OFF, 0},
+      {"no", 0, DM_POOL_MODE_OFF, 0},
+      {"auto", 0, DM_POOL_MODE_AUTO, 0},
+      {"Auto", 0, DM_POOL_MODE_AUTO, 0},
+      {"on", 0, DM_POOL_MODE_AUTO, 0},
+      {"1G", 0, DM_POOL_MODE_BYTES, 1ull << 30},
+      {"1g", 0, DM_POOL_MODE_BYTES, 1ull << 30},
+      {"512MiB", 0, DM_POOL_MODE_BYTES, 512ull << 20},
+      {"64MB", 0, DM_POOL_MODE_BYTES, 64ull << 20},
+      {"1073741824", 0, DM_POOL_MODE_BYTES, 1ull << 30},
+      {"4096B", 0, DM_POOL_MODE_BYTES, 4096},
+      {"2T", 0, DM_POOL_MODE_BYTES, 2ull << 40},
       {"12k", 0, DM_POOL_MODE_BYTES, 12ull << 10},
-      {"1X", DM_POOL_EINVAL, 0, 0}, {"G", DM_POOL_EINVAL, 0, 0}, {"-1", DM_POOL_EINVAL, 0, 0},
-      {"1GiBx", DM_POOL_EINVAL, 0, 0}, {"1.5G", 0, DM_POOL_MODE_BYTES, 3ull << 29},
+      {"1X", DM_POOL_EINVAL, 0, 0},
+      {"G", DM_POOL_EINVAL, 0, 0},
+      {"-1", DM_POOL_EINVAL, 0, 0},
+      {"1GiBx", DM_POOL_EINVAL, 0, 0},
+      {"1.5G", 0, DM_POOL_MODE_BYTES, 3ull << 29},
       {"18446744073709551615", DM_POOL_EINVAL, 0, 0},
-      {"99999999999999999999", DM_POOL_EINVAL, 0, 0}, {"100000000T", DM_POOL_EINVAL, 0, 0},
+      {"99999999999999999999", DM_POOL_EINVAL, 0, 0},
+      {"100000000T", DM_POOL_EINVAL, 0, 0},
       {"autox", DM_POOL_EINVAL, 0, 0},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -527,18 +586,12 @@ static void test_stats_print(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parse_option),
-      cmocka_unit_test(test_double_and_foreign),
-      cmocka_unit_test(test_huge_sizes),
-      cmocka_unit_test(test_exhaustion_and_growth),
-      cmocka_unit_test(test_auto_sizing),
-      cmocka_unit_test(test_source_refuses),
-      cmocka_unit_test(test_alignment_and_skew),
-      cmocka_unit_test(test_adjacent_chunks_do_not_merge),
-      cmocka_unit_test(test_stats_print),
-      cmocka_unit_test(test_random_1g_full),
-      cmocka_unit_test(test_random_tight),
-      cmocka_unit_test(test_random_auto),
+      cmocka_unit_test(test_parse_option),       cmocka_unit_test(test_double_and_foreign),
+      cmocka_unit_test(test_huge_sizes),         cmocka_unit_test(test_exhaustion_and_growth),
+      cmocka_unit_test(test_auto_sizing),        cmocka_unit_test(test_source_refuses),
+      cmocka_unit_test(test_alignment_and_skew), cmocka_unit_test(test_adjacent_chunks_do_not_merge),
+      cmocka_unit_test(test_stats_print),        cmocka_unit_test(test_random_1g_full),
+      cmocka_unit_test(test_random_tight),       cmocka_unit_test(test_random_auto),
       cmocka_unit_test(test_random_many),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

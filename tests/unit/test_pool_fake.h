@@ -34,13 +34,12 @@ typedef struct fake_src {
   uint64_t base[FAKE_MAX_CHUNKS], bytes[FAKE_MAX_CHUNKS];
   int allocs, frees, refusals, bad_frees;
   void *host_mem[FAKE_MAX_CHUNKS]; /* host_src only */
-  int host;           /* 1: back chunks with host memory */
+  int host;                        /* 1: back chunks with host memory */
 } fake_src_t;
 
 static inline int fake_chunk_alloc(void *ctx, size_t bytes, uint64_t *base) {
   fake_src_t *f = ctx;
-  if (f->n == FAKE_MAX_CHUNKS || bytes > f->capacity - f->used ||
-      (f->max_chunk && bytes > f->max_chunk)) {
+  if (f->n == FAKE_MAX_CHUNKS || bytes > f->capacity - f->used || (f->max_chunk && bytes > f->max_chunk)) {
     f->refusals++;
     return 1;
   }
@@ -48,7 +47,10 @@ static inline int fake_chunk_alloc(void *ctx, size_t bytes, uint64_t *base) {
   void *mem = NULL;
   if (f->host) {
     mem = aligned_alloc(4096, bytes + f->skew + 4096);
-    if (!mem) { f->refusals++; return 1; }
+    if (!mem) {
+      f->refusals++;
+      return 1;
+    }
     b = (uint64_t)(uintptr_t)mem + f->skew;
   } else {
     if (!f->next) f->next = FAKE_BASE;
@@ -88,8 +90,8 @@ static inline size_t fake_avail(void *ctx) {
 }
 
 static inline dm_pool_source_t fake_source(fake_src_t *f) {
-  dm_pool_source_t s = {.ctx = f, .chunk_alloc = fake_chunk_alloc,
-                        .chunk_free = fake_chunk_free, .avail = fake_avail};
+  dm_pool_source_t s = {
+      .ctx = f, .chunk_alloc = fake_chunk_alloc, .chunk_free = fake_chunk_free, .avail = fake_avail};
   return s;
 }
 
@@ -109,7 +111,9 @@ static inline void count_report(void *ctx, const char *line) {
 /* xorshift64* — deterministic, seedable. */
 static inline uint64_t rng_next(uint64_t *s) {
   uint64_t x = *s;
-  x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
   *s = x;
   return x * 0x2545F4914F6CDD1Dull;
 }

@@ -27,15 +27,32 @@ static int n_sync, n_real_alloc, n_real_free;
 static size_t last_real_alloc;
 static uint64_t cap, used, next_addr = 0x7f0000000000ull;
 #define MAXREC 1024
-static struct { CUdeviceptr p; size_t rounded; } rec[MAXREC];
+static struct {
+  CUdeviceptr p;
+  size_t rounded;
+} rec[MAXREC];
 static int nrec;
 
 static size_t rnd(size_t b) { return (b + 65535) / 65536 * 65536; }
-static CUresult f_ctx_get(CUcontext *c) { *c = cur_ctx; return CUDA_SUCCESS; }
-static CUresult f_sync(void) { n_sync++; return CUDA_SUCCESS; }
+static CUresult f_ctx_get(CUcontext *c) {
+  *c = cur_ctx;
+  return CUDA_SUCCESS;
+}
+static CUresult f_sync(void) {
+  n_sync++;
+  return CUDA_SUCCESS;
+}
 static _Thread_local CUcontext pushed_over;
-static CUresult f_push(CUcontext c) { pushed_over = cur_ctx; cur_ctx = c; return CUDA_SUCCESS; }
-static CUresult f_pop(CUcontext *c) { *c = cur_ctx; cur_ctx = pushed_over; return CUDA_SUCCESS; }
+static CUresult f_push(CUcontext c) {
+  pushed_over = cur_ctx;
+  cur_ctx = c;
+  return CUDA_SUCCESS;
+}
+static CUresult f_pop(CUcontext *c) {
+  *c = cur_ctx;
+  cur_ctx = pushed_over;
+  return CUDA_SUCCESS;
+}
 static CUresult f_alloc(CUdeviceptr *p, size_t b) {
   n_real_alloc++;
   last_real_alloc = b;
@@ -68,9 +85,7 @@ static CUresult f_info(size_t *fr, size_t *tot) {
 }
 /* A "real" get-info that is really the hook again (a shim whose dlsym
  * answers with its hooks): must not deadlock from inside the pool. */
-static CUresult f_info_reentrant(size_t *fr, size_t *tot) {
-  return dm_pool_mem_get_info(fr, tot, f_info);
-}
+static CUresult f_info_reentrant(size_t *fr, size_t *tot) { return dm_pool_mem_get_info(fr, tot, f_info); }
 
 #define CTX_A ((CUcontext)(uintptr_t)0xA000)
 #define CTX_B ((CUcontext)(uintptr_t)0xB000)
@@ -92,9 +107,12 @@ static void reset(const char *mode, int sync, uint64_t capacity) {
 
 static int setup(void **st) {
   (void)st;
-  dm_pool_driver_t d = {.ctx_get_current = f_ctx_get, .ctx_synchronize = f_sync,
-                        .mem_get_info = f_info, .mem_free = f_free,
-                        .ctx_push_current = f_push, .ctx_pop_current = f_pop};
+  dm_pool_driver_t d = {.ctx_get_current = f_ctx_get,
+                        .ctx_synchronize = f_sync,
+                        .mem_get_info = f_info,
+                        .mem_free = f_free,
+                        .ctx_push_current = f_push,
+                        .ctx_pop_current = f_pop};
   dm_pool_hooks_set_driver(&d);
   return 0;
 }
@@ -251,7 +269,8 @@ static void test_contexts(void **st) {
   dm_pool_hooks_forget_context(CTX_B);
   assert_int_equal(n_real_free, frees);
   assert_int_equal(dm_pool_hooks_ctx_stats(CTX_B, NULL), DM_POOL_ENOTOURS);
-  nrec--; used -= 64 * MiB; /* the driver freed it with the context */
+  nrec--;
+  used -= 64 * MiB; /* the driver freed it with the context */
   assert_int_equal(dm_pool_mem_alloc(&pb, 3 * MiB, f_alloc), CUDA_SUCCESS);
   assert_int_equal(hstats().pools_created, created + 3);
   assert_int_equal(dm_pool_mem_free(pb, f_free), CUDA_SUCCESS);
@@ -270,7 +289,8 @@ static void test_pitch(void **st) {
   assert_int_equal(pitch, 1024);
   assert_int_equal(dm_pool_mem_alloc_pitch(&p, &pitch, 100, 10, 3, f_alloc), CUDA_ERROR_INVALID_VALUE);
   assert_int_equal(dm_pool_mem_alloc_pitch(&p, &pitch, 0, 10, 4, f_alloc), CUDA_ERROR_INVALID_VALUE);
-  assert_int_equal(dm_pool_mem_alloc_pitch(&p, &pitch, SIZE_MAX / 2, 10, 4, f_alloc), CUDA_ERROR_INVALID_VALUE);
+  assert_int_equal(dm_pool_mem_alloc_pitch(&p, &pitch, SIZE_MAX / 2, 10, 4, f_alloc),
+                   CUDA_ERROR_INVALID_VALUE);
 }
 
 static void test_auto_and_reentrance(void **st) {

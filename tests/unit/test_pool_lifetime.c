@@ -38,7 +38,10 @@ static _Atomic uint64_t next_addr = 0x100000000000ull;
 static _Atomic(CUcontext) synced;
 static _Atomic int syncs;
 
-static CUresult f_ctx_get(CUcontext *c) { *c = cur; return CUDA_SUCCESS; }
+static CUresult f_ctx_get(CUcontext *c) {
+  *c = cur;
+  return CUDA_SUCCESS;
+}
 static CUresult f_push(CUcontext c) {
   if (depth == 4) return CUDA_ERROR_INVALID_VALUE;
   saved[depth++] = cur;
@@ -69,9 +72,12 @@ static CUresult f_info(size_t *fr, size_t *tot) {
 }
 
 static int setup(void **st) {
-  dm_pool_driver_t d = {.ctx_get_current = f_ctx_get, .ctx_synchronize = f_sync,
-                        .mem_get_info = f_info, .mem_free = f_free,
-                        .ctx_push_current = f_push, .ctx_pop_current = f_pop};
+  dm_pool_driver_t d = {.ctx_get_current = f_ctx_get,
+                        .ctx_synchronize = f_sync,
+                        .mem_get_info = f_info,
+                        .mem_free = f_free,
+                        .ctx_push_current = f_push,
+                        .ctx_pop_current = f_pop};
   dm_pool_hooks_set_driver(&d);
   return 0;
 }
@@ -110,8 +116,7 @@ static void *worker(void *arg) {
     int i = r % 8;
     if (live[i]) assert_int_equal(dm_pool_mem_free(live[i], f_free), CUDA_SUCCESS);
     live[i] = 0;
-    assert_int_equal(dm_pool_mem_alloc(&live[i], 256 + (size_t)(r % 5) * 4096, f_alloc),
-                     CUDA_SUCCESS);
+    assert_int_equal(dm_pool_mem_alloc(&live[i], 256 + (size_t)(r % 5) * 4096, f_alloc), CUDA_SUCCESS);
     size_t fr, tot;
     if (r % 16 == 0) dm_pool_mem_get_info(&fr, &tot, f_info);
   }
@@ -135,14 +140,13 @@ static void t_destroy_while_in_use(void **st) {
   pthread_t w[LIFETIME_THREADS], d;
   atomic_store(&stop, 0);
   assert_int_equal(pthread_create(&d, NULL, destroyer, NULL), 0);
-  for (int i = 0; i < LIFETIME_THREADS; i++)
-    assert_int_equal(pthread_create(&w[i], NULL, worker, NULL), 0);
+  for (int i = 0; i < LIFETIME_THREADS; i++) assert_int_equal(pthread_create(&w[i], NULL, worker, NULL), 0);
   for (int i = 0; i < LIFETIME_THREADS; i++) pthread_join(w[i], NULL);
   atomic_store(&stop, 1);
   pthread_join(d, NULL);
   dm_pool_hook_stats_t h;
   dm_pool_hooks_get_stats(&h);
-  assert_true(h.pools_created > 1);   /* the context was destroyed under them */
+  assert_true(h.pools_created > 1); /* the context was destroyed under them */
 }
 
 int main(void) {

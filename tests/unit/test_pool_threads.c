@@ -27,7 +27,11 @@
 #define LIVE 64
 #define SLOTS 256
 
-typedef struct { uint64_t addr; size_t size; uint64_t stamp; } blk_t;
+typedef struct {
+  uint64_t addr;
+  size_t size;
+  uint64_t stamp;
+} blk_t;
 
 static dm_pool_t *g_pool;
 static _Atomic uint64_t g_slots[SLOTS]; /* hand-over: packed addr (stamp in block) */
@@ -92,8 +96,14 @@ static void *worker(void *arg) {
       size_t size = rng_size(&seed, 20); /* 1 B .. 1 MiB */
       uint64_t a;
       int rc = dm_pool_alloc(g_pool, size, &a);
-      if (rc == DM_POOL_ENOMEM) { atomic_fetch_add(&g_enomem, 1); continue; }
-      if (rc != DM_POOL_OK || a % 256) { atomic_fetch_add(&g_errors, 1); continue; }
+      if (rc == DM_POOL_ENOMEM) {
+        atomic_fetch_add(&g_enomem, 1);
+        continue;
+      }
+      if (rc != DM_POOL_OK || a % 256) {
+        atomic_fetch_add(&g_errors, 1);
+        continue;
+      }
       live[i] = (blk_t){a, size, rng_next(&seed)};
       stamp(a, size, live[i].stamp);
       atomic_fetch_add(&g_allocs, 1);
@@ -122,8 +132,8 @@ static void test_threads(void **st) {
   g_src.capacity = 28ull << 20; /* tight: growth, trimming and ENOMEM under load */
   g_src.host = 1;
   dm_pool_config_t cfg = {.initial_bytes = 8ull << 20, .grow_bytes = 4ull << 20};
-  dm_pool_source_t src = {.ctx = &g_src, .chunk_alloc = locked_alloc,
-                          .chunk_free = locked_free, .avail = NULL};
+  dm_pool_source_t src = {
+      .ctx = &g_src, .chunk_alloc = locked_alloc, .chunk_free = locked_free, .avail = NULL};
   assert_int_equal(dm_pool_create(&cfg, &src, &g_pool), 0);
   pthread_t th[NTHREADS], tr;
   pthread_create(&tr, NULL, trimmer, NULL);
@@ -145,8 +155,8 @@ static void test_threads(void **st) {
   assert_int_equal(s.free_segments, s.chunks); /* all coalesced */
   printf("  %d threads: %llu allocs, %llu frees, %llu ENOMEM, %llu chunks obtained, %llu released\n",
          NTHREADS, (unsigned long long)s.allocs, (unsigned long long)s.frees,
-         (unsigned long long)atomic_load(&g_enomem),
-         (unsigned long long)s.chunks_obtained, (unsigned long long)s.chunks_released);
+         (unsigned long long)atomic_load(&g_enomem), (unsigned long long)s.chunks_obtained,
+         (unsigned long long)s.chunks_released);
   dm_pool_destroy(g_pool);
   assert_int_equal(g_src.n, 0);
   assert_int_equal(g_src.bad_frees, 0);

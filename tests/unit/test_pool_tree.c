@@ -15,7 +15,9 @@
 #include "pool_tree.h"
 #include "test_pool_fake.h"
 
-typedef struct { uint64_t k1, k2; } key_t2;
+typedef struct {
+  uint64_t k1, k2;
+} key_t2;
 
 static int kcmp(key_t2 a, key_t2 b) {
   if (a.k1 != b.k1) return a.k1 < b.k1 ? -1 : 1;
@@ -24,10 +26,19 @@ static int kcmp(key_t2 a, key_t2 b) {
 }
 
 /* Sorted reference array. */
-typedef struct { key_t2 *k; size_t n; } ref_t;
+typedef struct {
+  key_t2 *k;
+  size_t n;
+} ref_t;
 static size_t ref_lb(const ref_t *r, key_t2 k) { /* first >= k */
   size_t lo = 0, hi = r->n;
-  while (lo < hi) { size_t m = (lo + hi) / 2; if (kcmp(r->k[m], k) < 0) lo = m + 1; else hi = m; }
+  while (lo < hi) {
+    size_t m = (lo + hi) / 2;
+    if (kcmp(r->k[m], k) < 0)
+      lo = m + 1;
+    else
+      hi = m;
+  }
   return lo;
 }
 
@@ -44,8 +55,7 @@ static void max_height_ok(const dm_tree_t *t) {
   if (t->root->height > bound) fail_msg("height %d > %.1f for n=%zu", t->root->height, bound, t->count);
 }
 
-static void run_random(uint64_t seed, int steps, int cap, int key_range,
-                       int check_every) {
+static void run_random(uint64_t seed, int steps, int cap, int key_range, int check_every) {
   dm_tnode_t *nodes = calloc((size_t)cap, sizeof *nodes);
   int *in = calloc((size_t)cap, sizeof *in);
   ref_t ref = {calloc((size_t)cap, sizeof(key_t2)), 0};
@@ -84,12 +94,20 @@ static void run_random(uint64_t seed, int steps, int cap, int key_range,
     key_t2 q = {rng_next(&s) % (uint64_t)(key_range + 1), rng_next(&s) % (uint64_t)cap};
     size_t lb = ref_lb(&ref, q);
     dm_tnode_t *c = dm_tree_ceil(&t, q.k1, q.k2);
-    if (lb == ref.n) assert_null(c);
-    else { assert_non_null(c); assert_true(c->k1 == ref.k[lb].k1 && c->k2 == ref.k[lb].k2); }
+    if (lb == ref.n)
+      assert_null(c);
+    else {
+      assert_non_null(c);
+      assert_true(c->k1 == ref.k[lb].k1 && c->k2 == ref.k[lb].k2);
+    }
     dm_tnode_t *f = dm_tree_floor(&t, q.k1, q.k2);
     size_t fi = (lb < ref.n && kcmp(ref.k[lb], q) == 0) ? lb + 1 : lb; /* count of <= q */
-    if (fi == 0) assert_null(f);
-    else { assert_non_null(f); assert_true(f->k1 == ref.k[fi - 1].k1 && f->k2 == ref.k[fi - 1].k2); }
+    if (fi == 0)
+      assert_null(f);
+    else {
+      assert_non_null(f);
+      assert_true(f->k1 == ref.k[fi - 1].k1 && f->k2 == ref.k[fi - 1].k2);
+    }
     if (step % check_every == 0) {
       assert_tree_ok(&t);
       max_height_ok(&t);
@@ -108,8 +126,14 @@ static void run_random(uint64_t seed, int steps, int cap, int key_range,
   free(ref.k);
 }
 
-static void test_random_small(void **st) { (void)st; run_random(1, 200000, 256, 64, 1); }
-static void test_random_wide(void **st) { (void)st; run_random(7, 400000, 20000, 1 << 30, 1000); }
+static void test_random_small(void **st) {
+  (void)st;
+  run_random(1, 200000, 256, 64, 1);
+}
+static void test_random_wide(void **st) {
+  (void)st;
+  run_random(7, 400000, 20000, 1 << 30, 1000);
+}
 
 static void test_sequential_orders(void **st) {
   (void)st;

@@ -201,7 +201,7 @@ static void test_failed_grow_drops_reservations(void **st) {
   }
   for (int spin = 0; spin < 10000 && dm_sem_reserved(&s) < 6; spin++) usleep(100);
   assert_int_equal(dm_sem_reserved(&s), 6); /* all three wait for that grow */
-  dm_sem_signal(&s, 0, 6); /* it failed: they drop and decide again */
+  dm_sem_signal(&s, 0, 6);                  /* it failed: they drop and decide again */
   int grew = 0;
   for (int i = 0; i < 3; i++) {
     pthread_join(t[i], NULL);

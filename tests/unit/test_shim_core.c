@@ -26,39 +26,44 @@ static void t_limit(void **st) {
   dm_limit_t l = {0};
   dm_opt_size_t unset = {DM_SIZE_UNSET, 0, 0}, env = {DM_SIZE_BYTES, 96ull << 20, 0},
                 frac = {DM_SIZE_FRACTION, 0, 0.5};
-  assert_int_equal(dm_limit_report(&l, &unset, 0, 0), 0);              /* stock value */
+  assert_int_equal(dm_limit_report(&l, &unset, 0, 0), 0); /* stock value */
   assert_int_equal(dm_limit_report(&l, &unset, 0, 1), DM_DEFAULT_HEAP_BYTES);
   assert_int_equal(dm_limit_heap_bytes(&l, &unset, 0), DM_DEFAULT_HEAP_BYTES);
   assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_RECORD);
   assert_int_equal(dm_limit_report(&l, &unset, 0, 0), 64u << 20);
-  assert_int_equal(dm_limit_set(&l, 32u << 20), DM_LIMIT_RECORD);      /* last one wins */
+  assert_int_equal(dm_limit_set(&l, 32u << 20), DM_LIMIT_RECORD); /* last one wins */
   assert_int_equal(dm_limit_heap_bytes(&l, &unset, 0), 32u << 20);
-  assert_int_equal(dm_limit_heap_bytes(&l, &env, 0), 96u << 20);       /* env overrides */
+  assert_int_equal(dm_limit_heap_bytes(&l, &env, 0), 96u << 20); /* env overrides */
   assert_int_equal(dm_limit_heap_bytes(&l, &frac, 1ull << 30), 512u << 20);
   l.heap_created = 1;
   l.heap_bytes = 32u << 20;
   assert_int_equal(dm_limit_set(&l, 32u << 20), DM_LIMIT_NOOP);
-  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_RESIZE);      /* nothing bound yet */
+  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_RESIZE); /* nothing bound yet */
   assert_false(l.heap_created);
   assert_int_equal(dm_limit_heap_bytes(&l, &unset, 0), 64u << 20);
   l.heap_created = l.heap_bound = 1;
   l.heap_bytes = 32u << 20;
-  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_REJECT);      /* a kernel may use it */
-  assert_int_equal(dm_limit_report(&l, &env, 0, 0), 32u << 20);        /* the real heap */
+  assert_int_equal(dm_limit_set(&l, 64u << 20), DM_LIMIT_REJECT); /* a kernel may use it */
+  assert_int_equal(dm_limit_report(&l, &env, 0, 0), 32u << 20);   /* the real heap */
   dm_limit_t tiny = {.app_set = 1, .app_value = 4096};
   assert_int_equal(dm_limit_heap_bytes(&tiny, &unset, 0), DM_MIN_HEAP_BYTES);
   /* a heap that grows: any value up to its maximum is a statement of need */
-  dm_limit_t g = {.app_set = 1, .app_value = 32u << 20, .heap_created = 1, .heap_bound = 1,
-                  .heap_bytes = 32u << 20, .grows = 1, .max_bytes = 8ull << 30};
+  dm_limit_t g = {.app_set = 1,
+                  .app_value = 32u << 20,
+                  .heap_created = 1,
+                  .heap_bound = 1,
+                  .heap_bytes = 32u << 20,
+                  .grows = 1,
+                  .max_bytes = 8ull << 30};
   assert_int_equal(dm_limit_set(&g, 32u << 20), DM_LIMIT_NOOP);
   assert_int_equal(dm_limit_set(&g, 4ull << 30), DM_LIMIT_NOOP);
   assert_int_equal(dm_limit_set(&g, 8ull << 30), DM_LIMIT_NOOP);
   assert_int_equal(dm_limit_set(&g, (8ull << 30) + 1), DM_LIMIT_REJECT); /* bound: fixed */
-  assert_int_equal(dm_limit_report(&g, &env, 0, 0), 8ull << 30);      /* its maximum */
-  g.heap_bound = 0;                                                     /* no kernel yet: */
+  assert_int_equal(dm_limit_report(&g, &env, 0, 0), 8ull << 30);         /* its maximum */
+  g.heap_bound = 0;                                                      /* no kernel yet: */
   assert_int_equal(dm_limit_set(&g, (8ull << 30) + 1), DM_LIMIT_RESIZE); /* replaced, and */
   assert_false(g.heap_created);
-  assert_false(g.grows);                          /* the next heap says whether it grows */
+  assert_false(g.grows); /* the next heap says whether it grows */
 }
 
 /* ---- fake driver ---- */
@@ -66,16 +71,22 @@ static CUcontext g_cur = CTX_A;
 #define LIB_DM ((CUlibrary)0x11)
 #define LIB_PLAIN ((CUlibrary)0x12)
 #define MOD_DM ((CUmodule)0x21)
-#define K_DM ((CUfunction)0x101)      /* CUkernel of LIB_DM */
-#define K_PLAIN ((CUfunction)0x102)   /* CUkernel of LIB_PLAIN */
-#define F_DM ((CUfunction)0x201)      /* CUfunction of MOD_DM */
+#define K_DM ((CUfunction)0x101)    /* CUkernel of LIB_DM */
+#define K_PLAIN ((CUfunction)0x102) /* CUkernel of LIB_PLAIN */
+#define F_DM ((CUfunction)0x201)    /* CUfunction of MOD_DM */
 #define S_CAPTURE ((CUstream)0x301)
-#define S_B ((CUstream)0x302)          /* a stream of CTX_B */
+#define S_B ((CUstream)0x302) /* a stream of CTX_B */
 static atomic_int g_probes;
 
-static CUresult fd_get_current(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_get_current(CUcontext *c) {
+  *c = g_cur;
+  return CUDA_SUCCESS;
+}
 static CUresult fd_push(CUcontext c) { return CUDA_SUCCESS; }
-static CUresult fd_pop(CUcontext *c) { *c = g_cur; return CUDA_SUCCESS; }
+static CUresult fd_pop(CUcontext *c) {
+  *c = g_cur;
+  return CUDA_SUCCESS;
+}
 static CUresult fd_stream_ctx(CUstream s, CUcontext *c) {
   *c = s == S_B ? CTX_B : CTX_A;
   return CUDA_SUCCESS;
@@ -85,12 +96,21 @@ static CUresult fd_capturing(CUstream s, CUstreamCaptureStatus *st) {
   return CUDA_SUCCESS;
 }
 static CUresult fd_kernel_lib(CUlibrary *l, CUkernel k) {
-  if ((CUfunction)k == K_DM) { *l = LIB_DM; return CUDA_SUCCESS; }
-  if ((CUfunction)k == K_PLAIN) { *l = LIB_PLAIN; return CUDA_SUCCESS; }
+  if ((CUfunction)k == K_DM) {
+    *l = LIB_DM;
+    return CUDA_SUCCESS;
+  }
+  if ((CUfunction)k == K_PLAIN) {
+    *l = LIB_PLAIN;
+    return CUDA_SUCCESS;
+  }
   return CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fd_func_mod(CUmodule *m, CUfunction f) {
-  if (f == F_DM) { *m = MOD_DM; return CUDA_SUCCESS; }
+  if (f == F_DM) {
+    *m = MOD_DM;
+    return CUDA_SUCCESS;
+  }
   return CUDA_ERROR_INVALID_HANDLE;
 }
 static CUresult fd_lib_global(CUdeviceptr *p, size_t *n, CUlibrary l, const char *name) {
@@ -101,10 +121,13 @@ static CUresult fd_mod_global(CUdeviceptr *p, size_t *n, CUmodule m, const char 
   atomic_fetch_add(&g_probes, 1);
   return m == MOD_DM ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
-static CUresult fd_exchange(CUstreamCaptureMode *m) { *m = CU_STREAM_CAPTURE_MODE_GLOBAL; return CUDA_SUCCESS; }
+static CUresult fd_exchange(CUstreamCaptureMode *m) {
+  *m = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  return CUDA_SUCCESS;
+}
 
 static int setup(void **st) {
-  dm_driver_set_library("/nonexistent/libcuda.so.1");   /* keep the fakes */
+  dm_driver_set_library("/nonexistent/libcuda.so.1"); /* keep the fakes */
   dm_drv.cuCtxGetCurrent = fd_get_current;
   dm_drv.cuCtxPushCurrent_v2 = fd_push;
   dm_drv.cuCtxPopCurrent_v2 = fd_pop;
@@ -144,30 +167,30 @@ static void t_ctx_table(void **st) {
   assert_int_equal(fk_grow_cfg.initial, 48u << 20);
   assert_int_equal(fk_grow_cfg.fallback, 48u << 20);
   assert_int_equal(fk_grow_cfg.wait_ms, 200);
-  assert_int_equal(fk_min_block, 128);                     /* DEVMALLOC_MIN_BLOCK, set in main */
-  assert_int_equal(fk_check, 1);                           /* DEVMALLOC_CHECK, set in main */
-  assert_int_equal(fk_dense, 1);                           /* DEVMALLOC_DENSE, set in main */
-  assert_ptr_equal(dm_ctx_heap(CTX_A), h);                 /* one heap per context */
+  assert_int_equal(fk_min_block, 128);     /* DEVMALLOC_MIN_BLOCK, set in main */
+  assert_int_equal(fk_check, 1);           /* DEVMALLOC_CHECK, set in main */
+  assert_int_equal(fk_dense, 1);           /* DEVMALLOC_DENSE, set in main */
+  assert_ptr_equal(dm_ctx_heap(CTX_A), h); /* one heap per context */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(dm_ctx_limit_set(CTX_A, 48u << 20), DM_LIMIT_NOOP);
-  dm_ctx_heap_bound(CTX_A);                                /* a module bound: size fixed */
+  dm_ctx_heap_bound(CTX_A); /* a module bound: size fixed */
   assert_int_equal(dm_ctx_limit_set(CTX_A, 8u << 20), DM_LIMIT_REJECT);
   size_t v = 0;
   assert_int_equal(dm_ctx_limit_get(CTX_A, &v), 1);
   assert_int_equal(v, 48u << 20);
-  devmalloc_heap_t *hb = dm_ctx_heap(CTX_B);               /* default size */
+  devmalloc_heap_t *hb = dm_ctx_heap(CTX_B); /* default size */
   assert_ptr_not_equal(hb, h);
   assert_int_equal(fk_last_bytes, DM_DEFAULT_HEAP_BYTES);
-  assert_int_equal(fk_grow_cfg.initial, 64u << 20);         /* DEVMALLOC_HEAP_INITIAL */
-  assert_int_equal(fk_grow_cfg.max, 0);                     /* no limit: the device's memory */
+  assert_int_equal(fk_grow_cfg.initial, 64u << 20); /* DEVMALLOC_HEAP_INITIAL */
+  assert_int_equal(fk_grow_cfg.max, 0);             /* no limit: the device's memory */
   assert_int_equal(dm_ctx_count(), 2);
   dm_ctx_teardown(CTX_A, 1);
   assert_int_equal(fk_destroys, 1);
   assert_null(dm_ctx_heap_peek(CTX_A));
-  dm_ctx_teardown(CTX_B, 0);                               /* gone: forgotten, not freed */
+  dm_ctx_teardown(CTX_B, 0); /* gone: forgotten, not freed */
   assert_int_equal(fk_destroys, 1);
   assert_int_equal(dm_ctx_count(), 0);
-  assert_non_null(dm_ctx_heap(CTX_A));                     /* re-created context */
+  assert_non_null(dm_ctx_heap(CTX_A)); /* re-created context */
   assert_int_equal(fk_creates, 3);
   /* a failed creation is reported once and not retried */
   reset_all();
@@ -198,8 +221,8 @@ static void t_cache_owners(void **st) {
   assert_int_equal(dm_lcache_size(), 500);
   assert_int_equal(dm_lcache_get((void *)(16 * 8), CTX_B, &v), 0);
   dm_lcache_purge_owner((void *)1);
-  assert_int_equal(dm_lcache_get((void *)(16 * 7), CTX_A, &v), 0);   /* 7 % 3 == 1 */
-  assert_int_equal(dm_lcache_get((void *)(16 * 9), CTX_A, &v), 1);   /* 9 % 3 == 0 */
+  assert_int_equal(dm_lcache_get((void *)(16 * 7), CTX_A, &v), 0); /* 7 % 3 == 1 */
+  assert_int_equal(dm_lcache_get((void *)(16 * 9), CTX_A, &v), 1); /* 9 % 3 == 0 */
   dm_lcache_clear();
   assert_int_equal(dm_lcache_size(), 0);
 
@@ -211,11 +234,11 @@ static void t_cache_owners(void **st) {
   dm_owner_set_bound(o, CTX_A);
   dm_owner_set_bound(o, CTX_B);
   assert_true(dm_owner_bound_in(o, CTX_B));
-  dm_owner_t *m = dm_owner_get(DM_OWNER_MODULE, MOD_DM, 1);   /* met at launch */
+  dm_owner_t *m = dm_owner_get(DM_OWNER_MODULE, MOD_DM, 1); /* met at launch */
   dm_owner_forget_ctx(CTX_B);
   assert_false(dm_owner_bound_in(o, CTX_B));
   assert_true(dm_owner_bound_in(o, CTX_A));
-  assert_null(dm_owner_get(DM_OWNER_MODULE, MOD_DM, 0));      /* derived module dropped */
+  assert_null(dm_owner_get(DM_OWNER_MODULE, MOD_DM, 0)); /* derived module dropped */
   (void)m;
   dm_owner_remove(LIB_DM);
   assert_int_equal(dm_owner_count(), 0);
@@ -230,9 +253,10 @@ static size_t make_fatbin(unsigned char *b, const char *payload, uint64_t flags)
   memset(b, 0, 512);
   size_t plen = strlen(payload) + 1;
   put32(b, 0xBA55ED50u);
-  b[4] = 1; b[6] = 16;                      /* header size 16 */
+  b[4] = 1;
+  b[6] = 16; /* header size 16 */
   unsigned char *e = b + 16;
-  put32(e + 4, 64);                         /* entry header size */
+  put32(e + 4, 64); /* entry header size */
   put64(e + 8, plen);
   put64(e + 0x28, flags);
   memcpy(e + 64, payload, plen);
@@ -251,7 +275,11 @@ static void t_image_scan(void **st) {
   assert_int_equal(dm_image_has_devmalloc(fb), DM_HAS_UNKNOWN);
   /* registration wrapper around it */
   make_fatbin(fb, "x devmalloc_heap_desc", 0);
-  struct { uint32_t magic, version; const void *data; void *unused; } w = {0x466243B1u, 1, fb, 0};
+  struct {
+    uint32_t magic, version;
+    const void *data;
+    void *unused;
+  } w = {0x466243B1u, 1, fb, 0};
   assert_int_equal(dm_image_has_devmalloc(&w), DM_HAS_YES);
   assert_int_equal(dm_image_has_devmalloc(".version 8.0\n.global .u64 devmalloc_heap_desc;\n"), DM_HAS_YES);
   assert_int_equal(dm_image_has_devmalloc(".version 8.0\n.entry k()\n"), DM_HAS_NO);
@@ -277,7 +305,8 @@ static void t_image_scan_real(void **st) {
   if ((r = scan_file("build/relink/fixtures/plain.cubin")) >= 0) assert_int_equal(r, DM_HAS_NO);
   if ((r = scan_file("build/relink/fixtures/malloc.cubin")) >= 0) assert_int_equal(r, DM_HAS_NO);
   if ((r = scan_file("build/relink/fixtures/malloc_nocomp.fatbin")) >= 0) assert_int_equal(r, DM_HAS_NO);
-  if ((r = scan_file("build/relink/fixtures/malloc_zstd_all.fatbin")) >= 0) assert_int_equal(r, DM_HAS_UNKNOWN);
+  if ((r = scan_file("build/relink/fixtures/malloc_zstd_all.fatbin")) >= 0)
+    assert_int_equal(r, DM_HAS_UNKNOWN);
 }
 
 /* ---- bind.c: the launch path ---- */
@@ -287,24 +316,26 @@ static void t_launch_path(void **st) {
   dm_prepare_launch(K_DM, NULL);
   assert_int_equal(fk_creates, 1);
   assert_int_equal(fk_binds_lib, 1);
-  dm_prepare_launch(K_DM, NULL);                         /* cached */
+  dm_prepare_launch(K_DM, NULL); /* cached */
   dm_prepare_launch(K_DM, CU_STREAM_PER_THREAD);
   assert_int_equal(fk_binds_lib, 1);
   assert_int_equal(g_probes, 1);
-  dm_prepare_launch(K_PLAIN, NULL);                      /* no devmalloc: untouched */
+  dm_prepare_launch(K_PLAIN, NULL); /* no devmalloc: untouched */
   dm_prepare_launch(K_PLAIN, NULL);
   assert_int_equal(fk_binds_lib, 1);
   assert_int_equal(g_probes, 2);
-  dm_prepare_launch(F_DM, NULL);                         /* CUfunction of a module */
+  dm_prepare_launch(F_DM, NULL); /* CUfunction of a module */
   assert_int_equal(fk_binds_mod, 1);
-  assert_int_equal(fk_creates, 1);                       /* same context, same heap */
-  dm_prepare_launch(K_DM, S_B);                          /* another context */
+  assert_int_equal(fk_creates, 1); /* same context, same heap */
+  dm_prepare_launch(K_DM, S_B);    /* another context */
   assert_int_equal(fk_creates, 2);
   assert_int_equal(fk_binds_lib, 2);
-  dm_prepare_launch((CUfunction)0x999, NULL);            /* unknown owner: launched as is */
+  dm_prepare_launch((CUfunction)0x999, NULL); /* unknown owner: launched as is */
   assert_int_equal(fk_creates, 2);
   /* context destroyed: bound again in the re-created one */
-  dm_owner_lock(); dm_owner_forget_ctx(CTX_A); dm_owner_unlock();
+  dm_owner_lock();
+  dm_owner_forget_ctx(CTX_A);
+  dm_owner_unlock();
   dm_ctx_teardown(CTX_A, 1);
   dm_prepare_launch(K_DM, NULL);
   assert_int_equal(fk_creates, 3);
@@ -314,13 +345,13 @@ static void t_launch_path(void **st) {
 static void t_capture_deferred(void **st) {
   reset_all();
   dm_candidates_set();
-  dm_prepare_launch(K_DM, S_CAPTURE);                    /* nothing during capture */
+  dm_prepare_launch(K_DM, S_CAPTURE); /* nothing during capture */
   assert_int_equal(fk_creates, 0);
   assert_int_equal(g_probes, 0);
-  dm_prepare_in_ctx(K_DM, CTX_A);                        /* what instantiation does */
+  dm_prepare_in_ctx(K_DM, CTX_A); /* what instantiation does */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(fk_binds_lib, 1);
-  dm_prepare_launch(K_DM, S_CAPTURE);                    /* already bound: cache hit */
+  dm_prepare_launch(K_DM, S_CAPTURE); /* already bound: cache hit */
   assert_int_equal(fk_binds_lib, 1);
 }
 
@@ -339,7 +370,6 @@ static void t_concurrent_first_launch(void **st) {
   assert_int_equal(fk_binds_lib, 1);
   assert_int_equal(fk_binds_mod, 1);
 }
-
 
 /* The in-memory load hooks forward every argument to the driver, record the
  * loaded module/library only when the load succeeded, and pass a failure on. */
@@ -386,8 +416,7 @@ static void t_load_hooks(void **st) {
   dm_owner_unlock();
   assert_int_equal(dm_h_module_load_data_ex(f_load_data_ex, &m, plain, 3, NULL, NULL), CUDA_SUCCESS);
   assert_int_equal(ld_n, 3);
-  assert_int_equal(dm_h_library_load_data(f_load_lib, &l, plain, NULL, NULL, 2, NULL, NULL, 5),
-                   CUDA_SUCCESS);
+  assert_int_equal(dm_h_library_load_data(f_load_lib, &l, plain, NULL, NULL, 2, NULL, NULL, 5), CUDA_SUCCESS);
   assert_int_equal(ld_n, 7);
   dm_owner_lock();
   assert_non_null(dm_owner_get(DM_OWNER_LIBRARY, l, 0));
@@ -409,9 +438,15 @@ static void t_load_hooks(void **st) {
 
 /* ---- hook_ctx.c: the limit hook against sizes no device has ---- */
 #define FAKE_DEVICE_BYTES (80ull << 30)
-static int stock_refuses_all;   /* a stock-malloc kernel already ran */
-static CUresult fd_ctx_device(CUdevice *d) { *d = 0; return CUDA_SUCCESS; }
-static CUresult fd_total_mem(size_t *b, CUdevice d) { *b = FAKE_DEVICE_BYTES; return CUDA_SUCCESS; }
+static int stock_refuses_all; /* a stock-malloc kernel already ran */
+static CUresult fd_ctx_device(CUdevice *d) {
+  *d = 0;
+  return CUDA_SUCCESS;
+}
+static CUresult fd_total_mem(size_t *b, CUdevice d) {
+  *b = FAKE_DEVICE_BYTES;
+  return CUDA_SUCCESS;
+}
 static CUresult f_set_limit(CUlimit l, size_t v) {
   return stock_refuses_all || v > FAKE_DEVICE_BYTES ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
@@ -425,14 +460,13 @@ static void t_limit_hook_sizes(void **st) {
   size_t v = 0;
   assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, SIZE_MAX),
                    CUDA_ERROR_INVALID_VALUE);
-  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE,
-                                      FAKE_DEVICE_BYTES + 1), CUDA_ERROR_INVALID_VALUE);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, FAKE_DEVICE_BYTES + 1),
+                   CUDA_ERROR_INVALID_VALUE);
   assert_int_equal(dm_h_ctx_get_limit(NULL, &v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
-  assert_int_equal(v, DM_DEFAULT_HEAP_BYTES);   /* nothing was recorded */
+  assert_int_equal(v, DM_DEFAULT_HEAP_BYTES); /* nothing was recorded */
   /* a size the device has is devmalloc's even when the stock heap refuses it */
   stock_refuses_all = 1;
-  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 1ull << 30),
-                   CUDA_SUCCESS);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 1ull << 30), CUDA_SUCCESS);
   assert_int_equal(dm_h_ctx_get_limit(NULL, &v, CU_LIMIT_MALLOC_HEAP_SIZE), CUDA_SUCCESS);
   assert_int_equal(v, 1ull << 30);
   stock_refuses_all = 0;
@@ -440,16 +474,14 @@ static void t_limit_hook_sizes(void **st) {
    * size before any kernel bound it replaces it; after a bind it is fixed */
   assert_int_equal(fk_creates, 1);
   assert_int_equal(fk_last_bytes, 1ull << 30);
-  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 2ull << 30),
-                   CUDA_SUCCESS);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 2ull << 30), CUDA_SUCCESS);
   assert_int_equal(fk_destroys, 1);
   assert_int_equal(fk_creates, 2);
   assert_int_equal(fk_last_bytes, 2ull << 30);
   dm_ctx_heap_bound(CTX_A);
   assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 1ull << 30),
                    CUDA_ERROR_INVALID_VALUE);
-  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 2ull << 30),
-                   CUDA_SUCCESS);
+  assert_int_equal(dm_h_ctx_set_limit(f_set_limit, CU_LIMIT_MALLOC_HEAP_SIZE, 2ull << 30), CUDA_SUCCESS);
   assert_int_equal(fk_creates, 2);
   reset_all();
 }
@@ -501,12 +533,17 @@ int main(void) {
   setenv("DEVMALLOC_CHECK", "1", 1);
   setenv("DEVMALLOC_DENSE", "1", 1);
   const struct CMUnitTest tests[] = {
-    cmocka_unit_test(t_limit_hook_sizes),
-    cmocka_unit_test(t_limit),         cmocka_unit_test(t_ctx_table),
-    cmocka_unit_test(t_cache_owners),  cmocka_unit_test(t_image_scan),
-    cmocka_unit_test(t_image_scan_real), cmocka_unit_test(t_launch_path),
-    cmocka_unit_test(t_capture_deferred), cmocka_unit_test(t_concurrent_first_launch),
-    cmocka_unit_test(t_load_hooks),    cmocka_unit_test(t_retain_reads_ahead),
+      cmocka_unit_test(t_limit_hook_sizes),
+      cmocka_unit_test(t_limit),
+      cmocka_unit_test(t_ctx_table),
+      cmocka_unit_test(t_cache_owners),
+      cmocka_unit_test(t_image_scan),
+      cmocka_unit_test(t_image_scan_real),
+      cmocka_unit_test(t_launch_path),
+      cmocka_unit_test(t_capture_deferred),
+      cmocka_unit_test(t_concurrent_first_launch),
+      cmocka_unit_test(t_load_hooks),
+      cmocka_unit_test(t_retain_reads_ahead),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -17,9 +17,9 @@ static void test_class_mapping(void **st) {
     assert_true(c >= 0 && c < (int)DM_NUM_CLASSES);
     assert_true(cl[c].size >= s);
     assert_int_equal(cl[c].size % 16, 0);
-    if (c > 0) assert_true(cl[c - 1].size < s); /* the smallest class that fits */
-    if (s > 32) assert_true(cl[c].size * 2 <= s * 3 + 32); /* at most 1.5x rounding */
-    if (s > 64 && s <= 4096) assert_true(cl[c].size * 4 < s * 5); /* under 25% */
+    if (c > 0) assert_true(cl[c - 1].size < s);                         /* the smallest class that fits */
+    if (s > 32) assert_true(cl[c].size * 2 <= s * 3 + 32);              /* at most 1.5x rounding */
+    if (s > 64 && s <= 4096) assert_true(cl[c].size * 4 < s * 5);       /* under 25% */
     if (s >= 16 && (s & (s - 1)) == 0) assert_int_equal(cl[c].size, s); /* a power of two: its own class */
   }
   assert_int_equal(dm_class_of(DM_SLAB_MAX + 1, 16), -1);
@@ -80,9 +80,10 @@ static void test_chunk_geometry(void **st) {
   }
   /* From 320 B up the bitmap lies beside the chunk: whole chunks of slots,
    * those on 16 KiB boundaries too. Below, it takes the first slots. */
-  static const struct { uint32_t size, cap; } want[] = {
-      {256, 511}, {320, 409}, {512, 256}, {1024, 128}, {2048, 64}, {4096, 32}, {8192, 16},
-      {128, 1023}, {16, 8128}, {2560, 51}, {3072, 42}, {1536, 85}};
+  static const struct {
+    uint32_t size, cap;
+  } want[] = {{256, 511}, {320, 409},  {512, 256}, {1024, 128}, {2048, 64}, {4096, 32},
+              {8192, 16}, {128, 1023}, {16, 8128}, {2560, 51},  {3072, 42}, {1536, 85}};
   for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
     if (cl[dm_class_of(want[k].size, 16)].nslots != want[k].cap)
       fail_msg("%u B: %u slots, not %u", want[k].size, cl[dm_class_of(want[k].size, 16)].nslots, want[k].cap);
@@ -100,8 +101,10 @@ static void test_class_offsets(void **st) {
     uint32_t words = dm_class_words(&cl[c]);
     assert_true(words <= DM_CHUNK_WORDS);
     /* beside the chunk from DM_SIDE_CLASS, which must fit there */
-    if (c >= DM_SIDE_CLASS) assert_true(off == 0 && words <= DM_SIDE_WORDS);
-    else assert_true(off >= words * 8u && off > 0);
+    if (c >= DM_SIDE_CLASS)
+      assert_true(off == 0 && words <= DM_SIDE_WORDS);
+    else
+      assert_true(off >= words * 8u && off > 0);
     assert_true(off <= DM_SLAB_ALIGN_MAX);
     assert_int_equal(off % DM_MIN_ALIGN, 0);
     assert_true((uint64_t)off + (uint64_t)cl[c].nslots * size <= DM_CHUNK_BYTES);
@@ -134,7 +137,8 @@ static void test_aligned_slots(void **st) {
       for (int i = 0; i < 300; i++) {
         p[i] = dm_malloc(f.h, sizes[k], a);
         assert_non_null(p[i]);
-        if ((uintptr_t)p[i] % a) fail_msg("align %lu size %lu: %p", (unsigned long)a, (unsigned long)sizes[k], p[i]);
+        if ((uintptr_t)p[i] % a)
+          fail_msg("align %lu size %lu: %p", (unsigned long)a, (unsigned long)sizes[k], p[i]);
       }
       for (int i = 0; i < 300; i++) assert_int_equal(dm_free(f.h, p[i]), DM_FREE_OK);
     }
@@ -294,9 +298,7 @@ static uint32_t chunk_of(const dm_heap_t *h, const void *p) {
 }
 
 /* The calling thread's way of bin b (as slab.c picks it). */
-static dm_way_t *my_way(const dm_heap_t *h, dm_bin_t *b) {
-  return bin_way(h, b, bin_way_index(h));
-}
+static dm_way_t *my_way(const dm_heap_t *h, dm_bin_t *b) { return bin_way(h, b, bin_way_index(h)); }
 
 /* The fast grant passes a full hint for the chunk after it in the list, as
  * the full grant does, and moves the hint there: a bin whose chunks a few
@@ -313,7 +315,7 @@ static void test_grant_fast_next(void **st) {
   void *p[128];
   uint32_t n = 0;
   for (; n < cap; n++) p[n] = dm_malloc(h, 4096, 16); /* chunk A, full */
-  p[n++] = dm_malloc(h, 4096, 16); /* a run of two: B (1 taken, the hint), C */
+  p[n++] = dm_malloc(h, 4096, 16);                    /* a run of two: B (1 taken, the hint), C */
   uint32_t bchunk = b->way0.hint - 1, cchunk = h->chunks[bchunk].next - 1;
   assert_int_not_equal(h->chunks[bchunk].next, 0);
   for (uint32_t i = 1; i < cap; i++) p[n++] = dm_malloc(h, 4096, 16); /* B full */
@@ -394,16 +396,16 @@ static void *ways_job(void *arg) {
 }
 /* Run j in a new thread whose way is not `not`: threads get their index in
  * turn, so empty threads go first until the next one's way differs. */
-static void ways_other(ways_job_t *j, uint32_t not) {
+static void ways_other(ways_job_t *j, uint32_t not ) {
   ways_job_t probe = {j->h, NULL, 0, 0, NULL};
   pthread_t t;
   do {
     assert_int_equal(pthread_create(&t, NULL, ways_job, &probe), 0);
     assert_int_equal(pthread_join(t, NULL), 0);
-  } while (((probe.way + 1) & j->h->way_mask) == not);
+  } while (((probe.way + 1) & j->h->way_mask) == not );
   assert_int_equal(pthread_create(&t, NULL, ways_job, j), 0);
   assert_int_equal(pthread_join(t, NULL), 0);
-  assert_int_not_equal(j->way, not);
+  assert_int_not_equal(j->way, not );
 }
 static void test_ways(void **st) {
   fixture_heap_t f;
@@ -535,7 +537,7 @@ static void test_room_search(void **st) {
   dm_resv_t rv;
   dm_resv_init(&rv, arena, cls);
   uint32_t tag = make_tag(arena, cls);
-  assert_int_equal(dm_slab_room(h, a, tag, cap), 0); /* full */
+  assert_int_equal(dm_slab_room(h, a, tag, cap), 0);              /* full */
   assert_int_equal(dm_slab_room(h, chunk_of(h, x), tag, cap), 0); /* another class's */
   for (uint32_t i = 10; i < 15; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
   assert_int_equal(dm_slab_room(h, a, tag, cap), 5);
@@ -623,10 +625,10 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(my_way(h, bin)->hint - 1, chunk1);
   assert_true(h->chunks[chunk2].listed);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES); /* no new chunk */
-  assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK); /* chunk 2 has room: queued, no lock taken */
+  assert_int_equal(dm_free(h, p[cap]), DM_FREE_OK);           /* chunk 2 has room: queued, no lock taken */
   assert_int_equal(my_way(h, bin)->pending, chunk2 + 1);
   assert_true((uint32_t)h->chunks[chunk2].live & DM_LIVE_PEND);
-  assert_int_equal(dm_free(h, p[cap + 1]), DM_FREE_OK); /* queued once */
+  assert_int_equal(dm_free(h, p[cap + 1]), DM_FREE_OK);    /* queued once */
   assert_int_equal(h->chunks[chunk2].pending, chunk1 + 1); /* chunk 1, queued when it got room */
   p[cap] = dm_malloc(h, 4096, 16); /* chunk 1 is full: the search lists chunk 2 and uses it */
   p[cap + 1] = dm_malloc(h, 4096, 16);
@@ -641,7 +643,7 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(dm_sem_value(&bin->sem), 2 * cap);
   assert_int_equal(h->hstats->cached, 1);
   fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h)); /* every block free; two chunks kept */
+  assert_true(dm_heap_is_whole(h));                                 /* every block free; two chunks kept */
   for (uint32_t i = 0; i < cap; i++) p[i] = dm_malloc(h, 4096, 16); /* served by a kept chunk */
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
   for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
@@ -805,11 +807,11 @@ static void test_no_adoption_below_half(void **st) {
  * not follow the number of classes. */
 static void test_arena_count_follows_heap_size(void **st) {
   assert_int_equal(dm_arenas_for(8ull << 30, 132), 132 * DM_ARENAS_PER_SM);
-  assert_int_equal(dm_arenas_for(4ull << 30, 132), 132 * DM_ARENAS_PER_SM); /* 455 fit: 3/4 of 528 */
+  assert_int_equal(dm_arenas_for(4ull << 30, 132), 132 * DM_ARENAS_PER_SM);    /* 455 fit: 3/4 of 528 */
   assert_int_equal(dm_arenas_for(3600ull << 20, 132), 132 * DM_ARENAS_PER_SM); /* 400 fit */
-  assert_int_equal(dm_arenas_for(3500ull << 20, 132), 388);  /* 28000 chunks / 72, under 3/4 of 528 */
-  assert_int_equal(dm_arenas_for(2ull << 30, 132), 227);   /* 16384 chunks / 72 */
-  assert_int_equal(dm_arenas_for(256ull << 20, 132), 28);  /* 2048 chunks / 72 */
+  assert_int_equal(dm_arenas_for(3500ull << 20, 132), 388); /* 28000 chunks / 72, under 3/4 of 528 */
+  assert_int_equal(dm_arenas_for(2ull << 30, 132), 227);    /* 16384 chunks / 72 */
+  assert_int_equal(dm_arenas_for(256ull << 20, 132), 28);   /* 2048 chunks / 72 */
   assert_int_equal(dm_arenas_for(64ull << 20, 132), 7);
   assert_int_equal(dm_arenas_for(1ull << 20, 132), 1);
   assert_int_equal(dm_arenas_for(1ull << 40, 1000), DM_MAX_ARENAS);
@@ -1082,10 +1084,10 @@ static void test_grant_fast(void **st) {
   char *got[96];
   uint32_t n = 0;
   dm_resv_t rv;
-#define TAKE(g)                                                                    \
-  for (uint64_t bits = (g).bits; bits; bits &= bits - 1) {                          \
-    assert_true(n < 96);                                                           \
-    got[n++] = dm_grant_slot((g), dm_ctz64(bits));                                 \
+#define TAKE(g)                                            \
+  for (uint64_t bits = (g).bits; bits; bits &= bits - 1) { \
+    assert_true(n < 96);                                   \
+    got[n++] = dm_grant_slot((g), dm_ctz64(bits));         \
   }
   /* a fresh bin: no units, nothing taken; the full grant grows chunk A */
   dm_resv_init(&rv, 0, cls);
@@ -1179,7 +1181,8 @@ int main(void) {
       cmocka_unit_test(test_class_div_exact),
       cmocka_unit_test(test_aligned_slots_free_as_slots),
       cmocka_unit_test(test_side_bitmap_fills_chunk),
-      cmocka_unit_test(test_min_block), cmocka_unit_test(test_blocks_own_their_sectors),
+      cmocka_unit_test(test_min_block),
+      cmocka_unit_test(test_blocks_own_their_sectors),
       cmocka_unit_test(test_bin_bookkeeping),
       cmocka_unit_test(test_pin_from_stack_while_searched),
       cmocka_unit_test(test_stealing),

@@ -19,7 +19,7 @@
 #define FK_RELINK_SIZED fake_relink_sized
 #include "shim_fake.h"
 
-static const char *g_why;   /* what the fake re-link answers */
+static const char *g_why; /* what the fake re-link answers */
 
 static int fake_relink_sized(const void *image, const void *body, size_t len, const void **out,
                              size_t *out_size, char *why, size_t whylen) {
@@ -76,7 +76,7 @@ static void t_one_warning(void **st) {
   unlink(g_log);
   assert_int_equal(count(t, "stock device malloc"), 1);
   assert_non_null(strstr(t, "devmalloc: warning: module 0x"));
-  assert_null(strstr(t, "PTX targets sm_100"));        /* the second one: verbose 1 only */
+  assert_null(strstr(t, "PTX targets sm_100")); /* the second one: verbose 1 only */
   assert_non_null(strstr(t, "runs on CUDA's stock device malloc, not devmalloc: it cannot be "
                             "re-linked (image: no PTX in the fatbin (SASS only cannot be re-linked))"));
 }

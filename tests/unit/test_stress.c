@@ -28,9 +28,9 @@
 #define HEAP ((uint64_t)STRESS_HEAP)
 
 static fixture_heap_t f;
-static uint8_t *fine;     /* per 16 B granule: 1 while a small block covers it */
-static uint32_t *coarse;  /* per 16 KiB: owner+1 of a large block covering it */
-static uint32_t *smalls;  /* per 16 KiB: live small blocks inside */
+static uint8_t *fine;    /* per 16 B granule: 1 while a small block covers it */
+static uint32_t *coarse; /* per 16 KiB: owner+1 of a large block covering it */
+static uint32_t *smalls; /* per 16 KiB: live small blocks inside */
 
 static uint64_t rng(uint64_t *s) {
   *s ^= *s << 13;
@@ -42,8 +42,10 @@ static uint64_t rng(uint64_t *s) {
 static uint64_t pick_size(uint64_t *s) {
   uint64_t r = rng(s);
   int e;
-  if (r % 100 < 85) e = (int)(rng(s) % 13);          /* 1 B .. 8 KiB */
-  else e = 13 + (int)(rng(s) % 14);                   /* 8 KiB .. 64 MiB */
+  if (r % 100 < 85)
+    e = (int)(rng(s) % 13); /* 1 B .. 8 KiB */
+  else
+    e = 13 + (int)(rng(s) % 14); /* 8 KiB .. 64 MiB */
   uint64_t lo = 1ull << e;
   return lo + rng(s) % lo;
 }
@@ -80,10 +82,12 @@ static void claim(char *p, uint64_t size, uint32_t who) {
 static void release(char *p, uint64_t size) {
   uint64_t off = (uint64_t)(p - f.h->buddy.base);
   if (size <= DM_SLAB_MAX) {
-    for (uint64_t g = off >> 4; g <= (off + size - 1) >> 4; g++) __atomic_store_n(&fine[g], 0, __ATOMIC_SEQ_CST);
+    for (uint64_t g = off >> 4; g <= (off + size - 1) >> 4; g++)
+      __atomic_store_n(&fine[g], 0, __ATOMIC_SEQ_CST);
     __atomic_sub_fetch(&smalls[off >> 14], 1, __ATOMIC_SEQ_CST);
   } else {
-    for (uint64_t c = off >> 14; c <= (off + size - 1) >> 14; c++) __atomic_store_n(&coarse[c], 0, __ATOMIC_SEQ_CST);
+    for (uint64_t c = off >> 14; c <= (off + size - 1) >> 14; c++)
+      __atomic_store_n(&coarse[c], 0, __ATOMIC_SEQ_CST);
   }
 }
 
@@ -121,7 +125,8 @@ static void *stress_thread(void *arg) {
     char *p = dm_malloc(f.h, size, 16);
     if (!p) continue; /* out of memory is allowed, hanging is not */
     if ((uintptr_t)p % block_align(size)) fail_msg("%p not aligned for %llu B", p, (unsigned long long)size);
-    if (p < f.h->buddy.base || p + size > f.h->buddy.base + f.h->buddy.pool_bytes) fail_msg("outside the pool");
+    if (p < f.h->buddy.base || p + size > f.h->buddy.base + f.h->buddy.pool_bytes)
+      fail_msg("outside the pool");
     claim(p, size, who);
     *l = (live_t){p, size, rng(&s)};
     stamp(l);
@@ -162,8 +167,8 @@ static void test_stress(void **st) {
   devmalloc_stats_t s;
   dm_heap_read_stats(f.h, f.h->astats, f.h->hstats, &s);
   printf("stress: %d threads, %llu allocations, %llu frees, %llu failures, peak %.1f MiB\n", THREADS,
-         (unsigned long long)s.allocs, (unsigned long long)s.frees,
-         (unsigned long long)s.failures, s.peak_bytes / 1048576.0);
+         (unsigned long long)s.allocs, (unsigned long long)s.frees, (unsigned long long)s.failures,
+         s.peak_bytes / 1048576.0);
   assert_int_equal(s.allocs, s.frees);
   assert_int_equal(s.bytes_in_use, 0);
   assert_int_equal(s.double_frees + s.foreign_frees, 0);
@@ -204,8 +209,8 @@ static void test_cross_thread_frees_return_chunks(void **st) {
     pthread_barrier_destroy(&xfree_go);
     char why[160] = "";
     fixture_assert_consistent(&f);
-    if (!dm_heap_whole(f.h, why, sizeof why)) fail_msg("round %d (%llu B): %s", round,
-                                                       (unsigned long long)size, why);
+    if (!dm_heap_whole(f.h, why, sizeof why))
+      fail_msg("round %d (%llu B): %s", round, (unsigned long long)size, why);
   }
   fixture_heap_fini(&f);
 }
@@ -230,7 +235,8 @@ static void *wave_thread(void *arg) {
     while (n < want) {
       char *p = dm_malloc(f.h, size, 16);
       if (!p) break;
-      if (p < f.h->buddy.base || p + size > f.h->buddy.base + f.h->buddy.pool_bytes) fail_msg("outside the pool");
+      if (p < f.h->buddy.base || p + size > f.h->buddy.base + f.h->buddy.pool_bytes)
+        fail_msg("outside the pool");
       claim(p, size, who);
       l[n] = (live_t){p, size, rng(&s)};
       stamp(&l[n++]);

@@ -8,13 +8,19 @@
 #define CHILD_THREADS 128
 
 __host__ __device__ inline int len_of(int task, int i) { return 4 + (task * 7 + i) % 61; }
-__host__ __device__ inline long long val_of(int task, int i, int k) { return (task * 1000003ll + i * 131 + k) % 100019; }
+__host__ __device__ inline long long val_of(int task, int i, int k) {
+  return (task * 1000003ll + i * 131 + k) % 100019;
+}
 
 __global__ void child_fill(int task, long long **slots, int *nulls) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   int len = len_of(task, i);
   long long *b = (long long *)malloc(len * sizeof(long long));
-  if (!b) { atomicAdd(nulls, 1); slots[i] = nullptr; return; }
+  if (!b) {
+    atomicAdd(nulls, 1);
+    slots[i] = nullptr;
+    return;
+  }
   for (int k = 0; k < len; k++) b[k] = val_of(task, i, k);
   slots[i] = b;
 }
@@ -34,7 +40,8 @@ __global__ void reap_even(int ntasks, int per_task, long long **slots, long long
   int task = blockIdx.x, i = threadIdx.x;
   if (task >= ntasks) return;
   for (int j = 2 * i; j < per_task; j += 2 * blockDim.x)
-    atomicAdd((unsigned long long *)&sums[task], (unsigned long long)sum_and_free(task, slots + (size_t)task * per_task, j));
+    atomicAdd((unsigned long long *)&sums[task],
+              (unsigned long long)sum_and_free(task, slots + (size_t)task * per_task, j));
 }
 
 __global__ void parent(int ntasks, int per_task, long long **slots, long long *sums, int *nulls) {
@@ -59,7 +66,8 @@ int main() {
   int ntasks = small ? 16 : 256, per_task = small ? 256 : 1024;
   corpus_heap_init(256u << 20);
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
-  long long **slots, *sums; int *nulls;
+  long long **slots, *sums;
+  int *nulls;
   CK(cudaMalloc(&slots, (size_t)ntasks * per_task * sizeof(long long *)));
   CK(cudaMallocManaged(&sums, ntasks * sizeof(long long)));
   CK(cudaMallocManaged(&nulls, sizeof(int)));
@@ -72,7 +80,10 @@ int main() {
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   int rc = 0, bad = 0;
-  if (*nulls) { fprintf(stderr, "cdp: %d NULL from malloc in child grids\n", *nulls); rc = 1; }
+  if (*nulls) {
+    fprintf(stderr, "cdp: %d NULL from malloc in child grids\n", *nulls);
+    rc = 1;
+  }
   for (int t = 0; t < ntasks; t++) {
     long long s = 0;
     for (int i = 0; i < per_task; i++)

@@ -11,21 +11,23 @@
 #include <devmalloc_cuda.h>
 #endif
 
-#define CK(x)                                                                    \
-  do {                                                                           \
-    cudaError_t e_ = (x);                                                        \
-    if (e_ != cudaSuccess) {                                                     \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x,                 \
-              cudaGetErrorString(e_));                                           \
-      exit(1);                                                                   \
-    }                                                                            \
+#define CK(x)                                                                             \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                            \
+    }                                                                                     \
   } while (0)
 
 struct Digest {
   uint64_t h = 1469598103934665603ull;
   void bytes(const void *p, size_t n) {
     const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 1099511628211ull; }
+    for (size_t i = 0; i < n; i++) {
+      h ^= b[i];
+      h *= 1099511628211ull;
+    }
   }
   template <class T> void add(const T &v) { bytes(&v, sizeof v); }
 };

@@ -6,12 +6,18 @@
 #include "corpus.h"
 
 __host__ __device__ inline unsigned mix(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
 }
 __host__ __device__ inline int value(int owner, int k) { return (int)(mix(owner * 7919 + k) % 1000); }
 
 struct Vec {
-  int *data = nullptr; int size = 0, cap = 0;
+  int *data = nullptr;
+  int size = 0, cap = 0;
   __device__ bool push(int v) {
     if (size == cap) {
       int ncap = cap ? 2 * cap : 2;
@@ -19,7 +25,8 @@ struct Vec {
       if (!nd) return false;
       for (int i = 0; i < size; i++) nd[i] = data[i];
       free(data);
-      data = nd; cap = ncap;
+      data = nd;
+      cap = ncap;
     }
     data[size++] = v;
     return true;
@@ -33,7 +40,10 @@ __global__ void per_thread(int n, long long *out, int *nulls) {
   Vec v;
   int len = 1 + mix(t) % 300;
   for (int k = 0; k < len; k++)
-    if (!v.push(value(t, k))) { atomicAdd(nulls, 1); break; }
+    if (!v.push(value(t, k))) {
+      atomicAdd(nulls, 1);
+      break;
+    }
   long long s = 0;
   for (int k = 0; k < v.size; k++) s += (long long)v.data[k] * (k + 1);
   free(v.data);
@@ -51,11 +61,16 @@ __global__ void per_warp(int nwarps, long long *out, int *nulls) {
       int *nd = nullptr;
       if (lane == 0) nd = (int *)malloc(ncap * sizeof(int));
       nd = (int *)__shfl_sync(0xffffffffu, (unsigned long long)nd, 0);
-      if (!nd) { if (lane == 0) atomicAdd(nulls, 1); rounds = r; break; }
+      if (!nd) {
+        if (lane == 0) atomicAdd(nulls, 1);
+        rounds = r;
+        break;
+      }
       for (int i = lane; i < 32 * r; i += 32) nd[i] = data[i];
       __syncwarp();
       if (lane == 0) free(data);
-      data = nd; cap = ncap;
+      data = nd;
+      cap = ncap;
     }
     data[32 * r + lane] = value(w, 32 * r + lane);
   }
@@ -64,7 +79,10 @@ __global__ void per_warp(int nwarps, long long *out, int *nulls) {
   for (int i = lane; i < 32 * rounds; i += 32) s += (long long)data[i] * (i + 1);
   for (int o = 16; o; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
   __syncwarp();
-  if (lane == 0) { free(data); out[w] = s; }
+  if (lane == 0) {
+    free(data);
+    out[w] = s;
+  }
 }
 
 __global__ void per_block(long long *out, int *nulls) {
@@ -80,10 +98,17 @@ __global__ void per_block(long long *out, int *nulls) {
       __shared__ int *nd;
       if (t == 0) nd = (int *)malloc(ncap * sizeof(int));
       __syncthreads();
-      if (!nd) { if (t == 0) atomicAdd(nulls, 1); rounds = r; break; }
+      if (!nd) {
+        if (t == 0) atomicAdd(nulls, 1);
+        rounds = r;
+        break;
+      }
       for (int i = t; i < nt * r; i += nt) nd[i] = data[i];
       __syncthreads();
-      if (t == 0) { free(data); data = nd; }
+      if (t == 0) {
+        free(data);
+        data = nd;
+      }
       cap = ncap;
       __syncthreads();
     }
@@ -109,7 +134,8 @@ int main() {
   const int bt = 256;
   corpus_heap_init(512u << 20);
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 512u << 20));
-  long long *o1, *o2, *o3; int *nulls;
+  long long *o1, *o2, *o3;
+  int *nulls;
   CK(cudaMallocManaged(&o1, nthr * sizeof(long long)));
   CK(cudaMallocManaged(&o2, nwarps * sizeof(long long)));
   CK(cudaMallocManaged(&o3, nblocks * sizeof(long long)));
@@ -123,7 +149,10 @@ int main() {
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   int rc = 0;
-  if (*nulls) { fprintf(stderr, "growarray: %d NULL from malloc\n", *nulls); rc = 1; }
+  if (*nulls) {
+    fprintf(stderr, "growarray: %d NULL from malloc\n", *nulls);
+    rc = 1;
+  }
   auto ref = [](int owner, int len) {
     long long s = 0;
     for (int k = 0; k < len; k++) s += (long long)value(owner, k) * (k + 1);
@@ -134,7 +163,8 @@ int main() {
   for (int w = 0; w < nwarps; w++) bad[1] += o2[w] != ref(w, 32 * (1 + mix(w) % 40));
   for (int b = 0; b < nblocks; b++) bad[2] += o3[b] != ref(b + 100000, bt * (1 + mix(b) % 24));
   if (bad[0] || bad[1] || bad[2]) {
-    fprintf(stderr, "growarray: wrong sums: %d per thread, %d per warp, %d per block\n", bad[0], bad[1], bad[2]);
+    fprintf(stderr, "growarray: wrong sums: %d per thread, %d per warp, %d per block\n", bad[0], bad[1],
+            bad[2]);
     rc = 1;
   }
   Digest d;

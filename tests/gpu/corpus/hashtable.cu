@@ -8,11 +8,23 @@
 #include <map>
 #include "corpus.h"
 
-struct Entry { unsigned key; int count; Entry *next; };
-struct Cell { long long value; Cell *next; };
+struct Entry {
+  unsigned key;
+  int count;
+  Entry *next;
+};
+struct Cell {
+  long long value;
+  Cell *next;
+};
 
 __host__ __device__ inline unsigned mix(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
 }
 __host__ __device__ inline unsigned word(int i, unsigned vocab) {
   unsigned r = mix((unsigned)i);
@@ -41,14 +53,17 @@ __global__ void count_words(Entry **buckets, unsigned nb, int n, unsigned vocab,
       }
       if (!mine) {
         mine = (Entry *)malloc(sizeof(Entry));
-        if (!mine) { atomicAdd(nulls, 1); break; }
+        if (!mine) {
+          atomicAdd(nulls, 1);
+          break;
+        }
         mine->key = key;
         mine->count = 1;
       }
       mine->next = head;
       __threadfence();
-      if (atomicCAS((unsigned long long *)slot, (unsigned long long)head,
-                    (unsigned long long)mine) == (unsigned long long)head)
+      if (atomicCAS((unsigned long long *)slot, (unsigned long long)head, (unsigned long long)mine) ==
+          (unsigned long long)head)
         break;
     }
   }
@@ -61,7 +76,10 @@ __global__ void build_lists(Cell **heads, int n, int *nulls) {
   int len = 1 + mix(t) % 24;
   for (int k = 0; k < len; k++) {
     Cell *c = (Cell *)malloc(sizeof(Cell));
-    if (!c) { atomicAdd(nulls, 1); break; }
+    if (!c) {
+      atomicAdd(nulls, 1);
+      break;
+    }
     c->value = (long long)t * 131 + k * k;
     c->next = head;
     head = c;
@@ -111,14 +129,18 @@ int main() {
   CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
   CK(cudaEventCreateWithFlags(&built, cudaEventDisableTiming));
-  Entry **buckets; Cell **heads; long long *sums;
-  unsigned long long *keysum; int *counters;  // total, distinct, nulls
+  Entry **buckets;
+  Cell **heads;
+  long long *sums;
+  unsigned long long *keysum;
+  int *counters;  // total, distinct, nulls
   CK(cudaMalloc(&buckets, nb * sizeof(Entry *)));
   CK(cudaMalloc(&heads, nl * sizeof(Cell *)));
   CK(cudaMallocManaged(&sums, nl * sizeof(long long)));
   CK(cudaMallocManaged(&keysum, sizeof(unsigned long long)));
   CK(cudaMallocManaged(&counters, 3 * sizeof(int)));
-  *keysum = 0; counters[0] = counters[1] = counters[2] = 0;
+  *keysum = 0;
+  counters[0] = counters[1] = counters[2] = 0;
   CK(cudaDeviceSynchronize());
 
   CK(cudaMemsetAsync(buckets, 0, nb * sizeof(Entry *), a));
@@ -139,7 +161,10 @@ int main() {
   unsigned long long ks = 0;
   for (auto &kv : ref) ks += (unsigned long long)kv.first * kv.second;
   int rc = 0;
-  if (counters[2]) { fprintf(stderr, "hashtable: %d NULL from malloc\n", counters[2]); rc = 1; }
+  if (counters[2]) {
+    fprintf(stderr, "hashtable: %d NULL from malloc\n", counters[2]);
+    rc = 1;
+  }
   if (counters[0] != n || counters[1] != (int)ref.size() || *keysum != ks) {
     fprintf(stderr, "hashtable: total %d distinct %d keysum %llu, want %d %zu %llu\n", counters[0],
             counters[1], *keysum, n, ref.size(), ks);
@@ -149,12 +174,20 @@ int main() {
   for (int t = 0; t < nl; t++) {
     int len = 1 + (int)(mix(t) % 24);
     long long s = 0;
-    for (int pos = 1; pos <= len; pos++) { int k = len - pos; s += ((long long)t * 131 + k * k) * pos; }
+    for (int pos = 1; pos <= len; pos++) {
+      int k = len - pos;
+      s += ((long long)t * 131 + k * k) * pos;
+    }
     if (s != sums[t]) bad++;
   }
-  if (bad) { fprintf(stderr, "hashtable: %d lists wrong\n", bad); rc = 1; }
+  if (bad) {
+    fprintf(stderr, "hashtable: %d lists wrong\n", bad);
+    rc = 1;
+  }
   Digest d;
-  d.add(counters[0]); d.add(counters[1]); d.add(*keysum);
+  d.add(counters[0]);
+  d.add(counters[1]);
+  d.add(*keysum);
   d.bytes(sums, nl * sizeof(long long));
   fprintf(stderr, "hashtable: %d words, %d distinct, %d lists\n", counters[0], counters[1], nl);
   corpus_result("hashtable", d);

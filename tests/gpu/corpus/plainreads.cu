@@ -28,14 +28,30 @@
 
 #define MAXH 16
 
-struct SNode { int key; int height; SNode **next; };
-struct HNode { int key; int pad; HNode *next; };
-struct TNode { int key; int pad; TNode *child[2]; };
+struct SNode {
+  int key;
+  int height;
+  SNode **next;
+};
+struct HNode {
+  int key;
+  int pad;
+  HNode *next;
+};
+struct TNode {
+  int key;
+  int pad;
+  TNode *child[2];
+};
 
 __device__ unsigned long long d_nulls, d_retries;
 
 __device__ static unsigned hash32(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return x;
 }
 __device__ static bool cas_ptr(void *p, void *expect, void *want) {
@@ -50,7 +66,10 @@ __device__ static bool sl_find(SNode *head, int key, SNode **preds, SNode **succ
   bool found = false;
   for (int l = MAXH - 1; l >= 0; l--) {
     SNode *cur = link(&pred->next[l]);
-    while (cur && cur->key < key) { pred = cur; cur = link(&cur->next[l]); }
+    while (cur && cur->key < key) {
+      pred = cur;
+      cur = link(&cur->next[l]);
+    }
     preds[l] = pred;
     succs[l] = cur;
     if (cur && cur->key == key) found = true;
@@ -67,12 +86,21 @@ __global__ void k_skiplist(SNode *head, int nkeys, int range) {
       if (sl_find(head, key, preds, succs)) break;
       SNode *n = (SNode *)malloc(sizeof(SNode));
       SNode **lv = (SNode **)malloc(h * sizeof(SNode *));
-      if (!n || !lv) { free(n); free(lv); atomicAdd(&d_nulls, 1ull); break; }
-      n->key = key; n->height = h; n->next = lv;
+      if (!n || !lv) {
+        free(n);
+        free(lv);
+        atomicAdd(&d_nulls, 1ull);
+        break;
+      }
+      n->key = key;
+      n->height = h;
+      n->next = lv;
       for (int l = 0; l < h; l++) lv[l] = succs[l];
       __threadfence();
       if (!cas_ptr(&preds[0]->next[0], succs[0], n)) {
-        free(lv); free(n); atomicAdd(&d_retries, 1ull);
+        free(lv);
+        free(n);
+        atomicAdd(&d_retries, 1ull);
         continue;
       }
       for (int l = 1; l < h; l++)
@@ -113,11 +141,17 @@ __global__ void k_hash(HNode **buckets, int nb, int nkeys, int range) {
     HNode *n = 0;
     for (;;) {
       HNode *head = *(HNode *volatile *)b, *c = head;
-      while (c && c->key != key) c = c->next; // plain loads
-      if (c) { free(n); break; }
+      while (c && c->key != key) c = c->next;  // plain loads
+      if (c) {
+        free(n);
+        break;
+      }
       if (!n) {
         n = (HNode *)malloc(sizeof(HNode));
-        if (!n) { atomicAdd(&d_nulls, 1ull); break; }
+        if (!n) {
+          atomicAdd(&d_nulls, 1ull);
+          break;
+        }
         n->key = key;
       }
       n->next = head;
@@ -145,36 +179,60 @@ __global__ void k_tree(TNode *root, int nkeys, int range) {
     int key = 1 + (int)(hash32((unsigned)i) % (unsigned)range);
     TNode *n = 0, *cur = root;
     for (;;) {
-      if (cur->key == key) { free(n); break; }
+      if (cur->key == key) {
+        free(n);
+        break;
+      }
       int d = key > cur->key;
       TNode *nx = link(&cur->child[d]);
-      if (nx) { cur = nx; continue; } // then cur->key: a plain load of a published node
+      if (nx) {
+        cur = nx;
+        continue;
+      }  // then cur->key: a plain load of a published node
       if (!n) {
         n = (TNode *)malloc(sizeof(TNode));
-        if (!n) { atomicAdd(&d_nulls, 1ull); break; }
-        n->key = key; n->child[0] = n->child[1] = 0;
+        if (!n) {
+          atomicAdd(&d_nulls, 1ull);
+          break;
+        }
+        n->key = key;
+        n->child[0] = n->child[1] = 0;
         __threadfence();
       }
       nx = (TNode *)atomicCAS((unsigned long long *)&cur->child[d], 0ull, (unsigned long long)n);
       if (!nx) break;
-      cur = nx; // lost: go on below the winner
+      cur = nx;  // lost: go on below the winner
       atomicAdd(&d_retries, 1ull);
     }
   }
 }
 __device__ static void tree_walk(TNode *t, int *out, int cap, int *n, int *bad, int lo, int hi) {
-  TNode *stack[64]; int los[64], his[64], sp = 0;
-  stack[sp] = t; los[sp] = lo; his[sp] = hi; sp++;
+  TNode *stack[64];
+  int los[64], his[64], sp = 0;
+  stack[sp] = t;
+  los[sp] = lo;
+  his[sp] = hi;
+  sp++;
   while (sp) {
     sp--;
-    TNode *c = stack[sp]; int l = los[sp], h = his[sp];
+    TNode *c = stack[sp];
+    int l = los[sp], h = his[sp];
     if (!c) continue;
     if (c->key <= l || c->key >= h) atomicAdd(bad, 1);
     if (*n < cap) out[*n] = c->key, d_nodes[*n] = c;
     (*n)++;
-    if (sp + 2 > 64) { atomicAdd(bad, 1000000); return; }
-    stack[sp] = c->child[0]; los[sp] = l; his[sp] = c->key; sp++;
-    stack[sp] = c->child[1]; los[sp] = c->key; his[sp] = h; sp++;
+    if (sp + 2 > 64) {
+      atomicAdd(bad, 1000000);
+      return;
+    }
+    stack[sp] = c->child[0];
+    los[sp] = l;
+    his[sp] = c->key;
+    sp++;
+    stack[sp] = c->child[1];
+    los[sp] = c->key;
+    his[sp] = h;
+    sp++;
   }
 }
 __global__ void k_tree_walk(TNode *root, int *out, int cap, int *count, int *bad) {
@@ -192,7 +250,8 @@ __global__ void k_place(size_t size, unsigned long long *addr, unsigned *who, un
   addr[i] = (unsigned long long)p;
   who[i] = sm << 16 | (unsigned)(i / 32);
   unsigned z = 1;
-  if (p) for (size_t k = 0; k < size && k < 64; k++) z &= p[k] == 0;
+  if (p)
+    for (size_t k = 0; k < size && k < 64; k++) z &= p[k] == 0;
   zero[i] = z;
 }
 
@@ -246,7 +305,11 @@ static int run_structure(const char *kind, int blocks, int threads, int nkeys) {
   std::vector<int> want;
   for (int i = 0; i < nkeys; i++) {
     unsigned x = (unsigned)i;
-    x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
     want.push_back(1 + (int)(x % (unsigned)range));
   }
   std::sort(want.begin(), want.end());
@@ -265,8 +328,9 @@ static int run_structure(const char *kind, int blocks, int threads, int nkeys) {
   char name[32];
   snprintf(name, sizeof name, "plainreads-%s", kind);
   corpus_result(name, d, extra);
-  if (!ok) fprintf(stderr, "plainreads %s: WRONG: %d keys found, %zu expected, %d order errors, %llu NULL\n",
-                   kind, count, want.size(), bad, nulls);
+  if (!ok)
+    fprintf(stderr, "plainreads %s: WRONG: %d keys found, %zu expected, %d order errors, %llu NULL\n", kind,
+            count, want.size(), bad, nulls);
   return ok ? 0 : 1;
 }
 
@@ -288,7 +352,10 @@ static int run_place(int blocks, int threads, size_t size) {
   std::vector<std::pair<unsigned long long, unsigned>> v;
   int zeroed = 0, nulls = 0;
   for (int i = 0; i < n; i++) {
-    if (!a[i]) { nulls++; continue; }
+    if (!a[i]) {
+      nulls++;
+      continue;
+    }
     v.push_back({a[i], w[i]});
     zeroed += z[i];
   }
@@ -300,7 +367,8 @@ static int run_place(int blocks, int threads, size_t size) {
     minsp = std::min(minsp, sp);
     bool same_line = (v[i].first >> 7) == ((v[i - 1].first + size - 1) >> 7);
     bool same_sector = (v[i].first >> 5) == ((v[i - 1].first + size - 1) >> 5);
-    bool other_sm = (v[i].second >> 16) != (v[i - 1].second >> 16), other_warp = v[i].second != v[i - 1].second;
+    bool other_sm = (v[i].second >> 16) != (v[i - 1].second >> 16),
+         other_warp = v[i].second != v[i - 1].second;
     line_sm += same_line && other_sm;
     line_warp += same_line && other_warp;
     sector_sm += same_sector && other_sm;
@@ -316,7 +384,8 @@ static int run_place(int blocks, int threads, size_t size) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s skiplist|hash|tree BLOCKS THREADS KEYS | place BLOCKS THREADS SIZE\n", argv[0]);
+    fprintf(stderr, "usage: %s skiplist|hash|tree BLOCKS THREADS KEYS | place BLOCKS THREADS SIZE\n",
+            argv[0]);
     return 2;
   }
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 512ull << 20));

@@ -7,7 +7,12 @@
 #include "corpus.h"
 
 __host__ __device__ inline unsigned mix(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
 }
 
 class Shape {
@@ -20,6 +25,7 @@ public:
 };
 class Rect : public Shape {
   int w, h;
+
 public:
   __device__ Rect(int w_, int h_) : w(w_), h(h_) {}
   __device__ long long area2() const override { return 2ll * w * h; }
@@ -29,6 +35,7 @@ public:
 };
 class Triangle : public Shape {
   int b, h;
+
 public:
   __device__ Triangle(int b_, int h_) : b(b_), h(h_) {}
   __device__ long long area2() const override { return 1ll * b * h; }
@@ -37,26 +44,39 @@ public:
   __device__ const char *name() const override { return "triangle"; }
 };
 class Polygon : public Shape {
-  int n; int2 *v;
+  int n;
+  int2 *v;
+
 public:
   __device__ Polygon(int n_, unsigned seed) : n(n_), v(new int2[n_]) {
     // a star-shaped polygon: radius varies, angles from a fixed table of directions
     const int dx[8] = {10, 7, 0, -7, -10, -7, 0, 7}, dy[8] = {0, 7, 10, 7, 0, -7, -10, -7};
-    if (v) for (int i = 0; i < n; i++) { int r = 1 + mix(seed + i) % 9; v[i] = make_int2(dx[i % 8] * r, dy[i % 8] * r); }
+    if (v)
+      for (int i = 0; i < n; i++) {
+        int r = 1 + mix(seed + i) % 9;
+        v[i] = make_int2(dx[i % 8] * r, dy[i % 8] * r);
+      }
   }
   __device__ Polygon(const Polygon &o, int f) : n(o.n), v(new int2[o.n]) {
-    if (v) for (int i = 0; i < n; i++) v[i] = make_int2(o.v[i].x * f, o.v[i].y * f);
+    if (v)
+      for (int i = 0; i < n; i++) v[i] = make_int2(o.v[i].x * f, o.v[i].y * f);
   }
   __device__ ~Polygon() override { delete[] v; }
   __device__ bool ok() const { return v != nullptr; }
   __device__ long long area2() const override {
     long long s = 0;
-    for (int i = 0; i < n; i++) { int2 a = v[i], b = v[(i + 1) % n]; s += 1ll * a.x * b.y - 1ll * b.x * a.y; }
+    for (int i = 0; i < n; i++) {
+      int2 a = v[i], b = v[(i + 1) % n];
+      s += 1ll * a.x * b.y - 1ll * b.x * a.y;
+    }
     return s < 0 ? -s : s;
   }
   __device__ long long perimeter1() const override {
     long long s = 0;
-    for (int i = 0; i < n; i++) { int2 a = v[i], b = v[(i + 1) % n]; s += llabs(a.x - b.x) + llabs(a.y - b.y); }
+    for (int i = 0; i < n; i++) {
+      int2 a = v[i], b = v[(i + 1) % n];
+      s += llabs(a.x - b.x) + llabs(a.y - b.y);
+    }
     return s;
   }
   __device__ Shape *scaled(int f) const override { return new Polygon(*this, f); }
@@ -70,7 +90,10 @@ __device__ Shape *make_shape(unsigned i) {
   case 1: return new Triangle(1 + r % 40, 1 + (r >> 8) % 40);
   default: {
     Polygon *p = new Polygon(8 * (1 + r % 4), r);
-    if (p && !p->ok()) { delete p; return nullptr; }
+    if (p && !p->ok()) {
+      delete p;
+      return nullptr;
+    }
     return p;
   }
   }
@@ -80,7 +103,11 @@ __global__ void create(Shape **objs, int n, int *fail) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   Shape *s = make_shape(i);
-  if (!s) { atomicAdd(fail, 1); objs[i] = nullptr; return; }
+  if (!s) {
+    atomicAdd(fail, 1);
+    objs[i] = nullptr;
+    return;
+  }
   if (i % 8191 == 0) printf("polyobj: object %d is a %s with area2 %lld\n", i, s->name(), s->area2());
   objs[i] = s;
 }
@@ -91,23 +118,32 @@ __global__ void rescale(Shape **objs, int n, long long *before, long long *after
   Shape *s = objs[i];
   before[i] = s->area2() * 1000003ll + s->perimeter1();
   Shape *t = s->scaled(1 + i % 3);
-  if (!t) { atomicAdd(fail, 1); return; }
+  if (!t) {
+    atomicAdd(fail, 1);
+    return;
+  }
   delete s;
-  if (i % 8191 == 0) printf("polyobj: object %d scaled by %d: perimeter %lld\n", i, 1 + i % 3, t->perimeter1());
+  if (i % 8191 == 0)
+    printf("polyobj: object %d scaled by %d: perimeter %lld\n", i, 1 + i % 3, t->perimeter1());
   after[i] = t->area2() * 1000003ll + t->perimeter1();
   objs[i] = t;
 }
 
 __global__ void destroy(Shape **objs, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) { delete objs[i]; objs[i] = nullptr; }
+  if (i < n) {
+    delete objs[i];
+    objs[i] = nullptr;
+  }
 }
 
 int main() {
   int n = corpus_small() ? 16384 : 262144;
   corpus_heap_init(128u << 20);
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 128u << 20));
-  Shape **objs; long long *before, *after; int *fail;
+  Shape **objs;
+  long long *before, *after;
+  int *fail;
   CK(cudaMalloc(&objs, n * sizeof(Shape *)));
   CK(cudaMallocManaged(&before, n * sizeof(long long)));
   CK(cudaMallocManaged(&after, n * sizeof(long long)));
@@ -121,7 +157,10 @@ int main() {
   destroy<<<nb, tb>>>(objs, n);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
-  if (*fail) { fprintf(stderr, "polyobj: %d allocations failed\n", *fail); return 1; }
+  if (*fail) {
+    fprintf(stderr, "polyobj: %d allocations failed\n", *fail);
+    return 1;
+  }
   // Scaling by f multiplies area2 by f^2 and the perimeter by f.
   int bad = 0;
   for (int i = 0; i < n; i++) {

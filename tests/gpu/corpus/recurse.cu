@@ -8,17 +8,26 @@
 #include <vector>
 #include "corpus.h"
 
-struct TreeNode { int key; TreeNode *left, *right; };
+struct TreeNode {
+  int key;
+  TreeNode *left, *right;
+};
 
 __host__ __device__ TreeNode *tree_insert(TreeNode *t, int key, int *fail) {
   if (!t) {
     TreeNode *n = (TreeNode *)malloc(sizeof(TreeNode));
-    if (!n) { *fail = 1; return nullptr; }
-    n->key = key; n->left = n->right = nullptr;
+    if (!n) {
+      *fail = 1;
+      return nullptr;
+    }
+    n->key = key;
+    n->left = n->right = nullptr;
     return n;
   }
-  if (key < t->key) t->left = tree_insert(t->left, key, fail);
-  else if (key > t->key) t->right = tree_insert(t->right, key, fail);
+  if (key < t->key)
+    t->left = tree_insert(t->left, key, fail);
+  else if (key > t->key)
+    t->right = tree_insert(t->right, key, fail);
   return t;
 }
 __host__ __device__ int tree_height(const TreeNode *t) {
@@ -41,9 +50,15 @@ __host__ __device__ void tree_free(TreeNode *t) {
 }
 
 typedef unsigned (*keygen_t)(unsigned, unsigned);
-__host__ __device__ unsigned gen_mul(unsigned s, unsigned i) { return (s * 2654435761u + i * 40503u) % 100003u; }
+__host__ __device__ unsigned gen_mul(unsigned s, unsigned i) {
+  return (s * 2654435761u + i * 40503u) % 100003u;
+}
 __host__ __device__ unsigned gen_xs(unsigned s, unsigned i) {
-  unsigned x = s ^ (i * 0x9e3779b9u); x ^= x << 13; x ^= x >> 17; x ^= x << 5; return x % 65521u;
+  unsigned x = s ^ (i * 0x9e3779b9u);
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x % 65521u;
 }
 __host__ __device__ unsigned gen_lin(unsigned s, unsigned i) { return (s + i * 7919u) % 50021u; }
 __host__ __device__ unsigned gen_sq(unsigned s, unsigned i) { return (s + i * i * 31u) % 40009u; }
@@ -69,24 +84,25 @@ __global__ void trees(int n, unsigned long long *out, int *heights, int *fail) {
 }
 
 // The call chain: eight levels, each with its own frame, malloc at the bottom.
-#define LEVEL(k, next)                                                          \
-  __device__ __noinline__ int *level##k(int n, int seed) {                     \
-    volatile int pad[4];                                                        \
-    for (int i = 0; i < 4; i++) pad[i] = seed + i * k;                          \
-    int *p = next(n + 1, seed ^ (k * 977));                                     \
-    if (p) p[k % n] += pad[seed & 3];                                           \
-    return p;                                                                   \
+#define LEVEL(k, next)                                     \
+  __device__ __noinline__ int *level##k(int n, int seed) { \
+    volatile int pad[4];                                   \
+    for (int i = 0; i < 4; i++) pad[i] = seed + i * k;     \
+    int *p = next(n + 1, seed ^ (k * 977));                \
+    if (p) p[k % n] += pad[seed & 3];                      \
+    return p;                                              \
   }
 __device__ __noinline__ int *level_bottom(int n, int seed) {
   int *p = (int *)malloc(n * sizeof(int));
-  if (p) for (int i = 0; i < n; i++) p[i] = seed + i;
+  if (p)
+    for (int i = 0; i < n; i++) p[i] = seed + i;
   return p;
 }
 // clang-format off
 LEVEL(8, level_bottom) LEVEL(7, level8) LEVEL(6, level7) LEVEL(5, level6)
 LEVEL(4, level5) LEVEL(3, level4) LEVEL(2, level3) LEVEL(1, level2)
-// clang-format on
-typedef int *(*chain_t)(int, int);
+    // clang-format on
+    typedef int *(*chain_t)(int, int);
 __device__ chain_t d_chains[3] = {level1, level3, level5};
 
 __global__ void chains(int n, long long *out, int *fail) {
@@ -95,7 +111,10 @@ __global__ void chains(int n, long long *out, int *fail) {
   chain_t f = d_chains[tid % 3];
   int len = 4 + tid % 13;
   int *p = f(len, tid);
-  if (!p) { atomicAdd(fail, 1); return; }
+  if (!p) {
+    atomicAdd(fail, 1);
+    return;
+  }
   long long s = 0;
   int total = len + 8 - 2 * (tid % 3);  // the chain adds one per level
   for (int i = 0; i < total; i++) s += (long long)p[i] * (i + 1);
@@ -108,7 +127,9 @@ int main() {
   int nt = small ? 4096 : 65536, nc = small ? 8192 : 262144;
   corpus_heap_init(512u << 20);
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 512u << 20));
-  long long *cout; unsigned long long *tout; int *heights, *fail;
+  long long *cout;
+  unsigned long long *tout;
+  int *heights, *fail;
   CK(cudaMallocManaged(&cout, nc * sizeof(long long)));
   CK(cudaMallocManaged(&tout, nt * sizeof(unsigned long long)));
   CK(cudaMallocManaged(&heights, nt * sizeof(int)));
@@ -122,7 +143,10 @@ int main() {
   trees<<<(nt + 127) / 128, 128>>>(nt, tout, heights, &fail[1]);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
-  if (fail[0] || fail[1]) { fprintf(stderr, "recurse: malloc returned NULL (%d, %d)\n", fail[0], fail[1]); return 1; }
+  if (fail[0] || fail[1]) {
+    fprintf(stderr, "recurse: malloc returned NULL (%d, %d)\n", fail[0], fail[1]);
+    return 1;
+  }
 
   int rc = 0, maxh = 0;
   for (int t = 0; t < nt; t++) {
@@ -131,7 +155,8 @@ int main() {
     int h = 0, f = 0;
     unsigned long long want = one_tree(h_gens[t % 4], t, &h, &f);
     if (want != tout[t] || h != heights[t]) {
-      if (rc++ < 5) fprintf(stderr, "recurse: tree %d: %llu/%d, want %llu/%d\n", t, tout[t], heights[t], want, h);
+      if (rc++ < 5)
+        fprintf(stderr, "recurse: tree %d: %llu/%d, want %llu/%d\n", t, tout[t], heights[t], want, h);
     }
   }
   for (int t = 0; t < nc; t++) {
@@ -142,7 +167,12 @@ int main() {
     int first = 1 + 2 * (t % 3);
     int seed = t, n = len;
     std::vector<int> seeds, ns;
-    for (int k = first; k <= 8; k++) { seeds.push_back(seed); ns.push_back(n); seed ^= k * 977; n++; }
+    for (int k = first; k <= 8; k++) {
+      seeds.push_back(seed);
+      ns.push_back(n);
+      seed ^= k * 977;
+      n++;
+    }
     for (int i = 0; i < total; i++) p[i] = seed + i;
     for (int k = 8; k >= first; k--) {
       int sk = seeds[k - first], nk = ns[k - first];

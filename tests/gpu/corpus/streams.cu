@@ -8,15 +8,19 @@
 #include "corpus.h"
 
 __host__ __device__ inline int buf_len(int t, int round) { return 8 + (t + 3 * round) % 57; }
-__host__ __device__ inline int buf_val(int t, int k, int round, int tag) { return (t * 31 + k * 7 + round * 1009 + tag) % 4099; }
+__host__ __device__ inline int buf_val(int t, int k, int round, int tag) {
+  return (t * 31 + k * 7 + round * 1009 + tag) % 4099;
+}
 
 __global__ void fill(int **slots, int n, const int *round, int tag, int *nulls) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= n) return;
   int r = *round, len = buf_len(t, r);
   int *b = (int *)malloc(len * sizeof(int));
-  if (!b) atomicAdd(nulls, 1);
-  else for (int k = 0; k < len; k++) b[k] = buf_val(t, k, r, tag);
+  if (!b)
+    atomicAdd(nulls, 1);
+  else
+    for (int k = 0; k < len; k++) b[k] = buf_val(t, k, r, tag);
   slots[t] = b;
 }
 __global__ void consume(int **slots, int n, const int *round, unsigned long long *acc) {
@@ -40,7 +44,12 @@ unsigned long long expect(int n, int round0, int rounds, int tag) {
   return s;
 }
 
-struct Work { int **slots; int *round; unsigned long long *acc; int *nulls; };
+struct Work {
+  int **slots;
+  int *round;
+  unsigned long long *acc;
+  int *nulls;
+};
 Work make_work(int n) {
   Work w;
   CK(cudaMalloc(&w.slots, n * sizeof(int *)));
@@ -130,7 +139,8 @@ int main() {
   d.add(a2);
   CK(cudaGraphExecDestroy(exec));
   CK(cudaGraphDestroy(graph));
-  fprintf(stderr, "streams: %d host threads x %d rounds, graph launched %d times\n", nthreads, rounds, glaunches);
+  fprintf(stderr, "streams: %d host threads x %d rounds, graph launched %d times\n", nthreads, rounds,
+          glaunches);
   corpus_result("streams", d);
   return rc;
 }

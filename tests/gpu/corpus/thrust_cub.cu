@@ -14,10 +14,18 @@
 #include <thrust/sort.h>
 #include "corpus.h"
 
-struct Adj { int *nbr; int deg, cap; };
+struct Adj {
+  int *nbr;
+  int deg, cap;
+};
 
 __host__ __device__ inline unsigned mix(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16; return x;
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
 }
 
 __global__ void insert_edges(Adj *adj, int nv, const int *first, const int *dst, int *nulls) {
@@ -30,7 +38,10 @@ __global__ void insert_edges(Adj *adj, int nv, const int *first, const int *dst,
     int cap = a.cap ? 2 * a.cap : 4;
     while (cap < a.deg + k) cap *= 2;
     int *n = (int *)malloc(cap * sizeof(int));
-    if (!n) { atomicAdd(nulls, 1); return; }
+    if (!n) {
+      atomicAdd(nulls, 1);
+      return;
+    }
     for (int i = 0; i < a.deg; i++) n[i] = a.nbr[i];
     free(a.nbr);
     a.nbr = n;
@@ -48,11 +59,15 @@ __global__ void degrees(const Adj *adj, int nv, int *deg) {
 __global__ void gather(const Adj *adj, int nv, const int *off, unsigned long long *keys) {
   int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= nv) return;
-  for (int i = 0; i < adj[v].deg; i++) keys[off[v] + i] = ((unsigned long long)v << 32) | (unsigned)adj[v].nbr[i];
+  for (int i = 0; i < adj[v].deg; i++)
+    keys[off[v] + i] = ((unsigned long long)v << 32) | (unsigned)adj[v].nbr[i];
 }
 __global__ void release(Adj *adj, int nv) {
   int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v < nv) { free(adj[v].nbr); adj[v] = Adj{nullptr, 0, 0}; }
+  if (v < nv) {
+    free(adj[v].nbr);
+    adj[v] = Adj{nullptr, 0, 0};
+  }
 }
 
 int main() {
@@ -60,7 +75,8 @@ int main() {
   int nv = small ? 2048 : 32768, batches = small ? 3 : 8, ne = small ? 8192 : 131072;
   corpus_heap_init(256u << 20);
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
-  Adj *adj; int *nulls;
+  Adj *adj;
+  int *nulls;
   CK(cudaMalloc(&adj, nv * sizeof(Adj)));
   CK(cudaMemset(adj, 0, nv * sizeof(Adj)));
   CK(cudaMallocManaged(&nulls, sizeof(int)));
@@ -88,7 +104,8 @@ int main() {
     degrees<<<gb, tb>>>(adj, nv, thrust::raw_pointer_cast(deg.data()));
     CK(cudaGetLastError());
     long long total = thrust::reduce(deg.begin(), deg.end(), 0ll);
-    void *tmp = nullptr; size_t tmp_bytes = 0;
+    void *tmp = nullptr;
+    size_t tmp_bytes = 0;
     CK(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, thrust::raw_pointer_cast(deg.data()),
                                      thrust::raw_pointer_cast(off.data()), nv));
     CK(cudaMalloc(&tmp, tmp_bytes));
@@ -98,7 +115,8 @@ int main() {
     thrust::device_vector<unsigned long long> keys(total), sorted(total);
     gather<<<gb, tb>>>(adj, nv, thrust::raw_pointer_cast(off.data()), thrust::raw_pointer_cast(keys.data()));
     CK(cudaGetLastError());
-    tmp = nullptr; tmp_bytes = 0;
+    tmp = nullptr;
+    tmp_bytes = 0;
     CK(cub::DeviceRadixSort::SortKeys(tmp, tmp_bytes, thrust::raw_pointer_cast(keys.data()),
                                       thrust::raw_pointer_cast(sorted.data()), (int)total));
     CK(cudaMalloc(&tmp, tmp_bytes));
@@ -109,7 +127,10 @@ int main() {
     std::vector<unsigned long long> got(total);
     thrust::copy(sorted.begin(), sorted.end(), got.begin());
     std::sort(host.begin(), host.end());
-    if (*nulls) { fprintf(stderr, "thrust_cub: batch %d: %d NULL from malloc\n", b, *nulls); rc = 1; }
+    if (*nulls) {
+      fprintf(stderr, "thrust_cub: batch %d: %d NULL from malloc\n", b, *nulls);
+      rc = 1;
+    }
     if (got != host) {
       fprintf(stderr, "thrust_cub: batch %d: the graph differs from the host's copy (%lld edges, want %zu)\n",
               b, total, host.size());

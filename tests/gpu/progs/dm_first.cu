@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
     }
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    if (r == 0) ms_first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (r == 0)
+      ms_first = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     unsigned long long nulls = take(&bad);
     if (ptrs) {
       k_free<<<blocks, 256>>>(ptrs, n, size);
@@ -128,7 +129,8 @@ int main(int argc, char **argv) {
     }
     (r == 0 ? first : later) += nulls;
   }
-  printf("nulls first=%llu later=%llu rounds=%d bad=%llu ms_first=%.2f\n", first, later, rounds, bad, ms_first);
+  printf("nulls first=%llu later=%llu rounds=%d bad=%llu ms_first=%.2f\n", first, later, rounds, bad,
+         ms_first);
   if (bad) return 1;
   return first || later ? 2 : 0;
 }

@@ -132,10 +132,11 @@ int main() {
   unsigned long long nulls = get(d_nulls);
 #ifndef PLAIN
   devmalloc_stats_t s1 = stats();
-  snprintf(d, sizeof d, "%llu NULLs; mapped %llu MiB, %llu growth events, %llu waits, %llu timeouts",
-           nulls, (unsigned long long)(s1.mapped_bytes >> 20), (unsigned long long)s1.growth_events,
+  snprintf(d, sizeof d, "%llu NULLs; mapped %llu MiB, %llu growth events, %llu waits, %llu timeouts", nulls,
+           (unsigned long long)(s1.mapped_bytes >> 20), (unsigned long long)s1.growth_events,
            (unsigned long long)s1.grow_waits, (unsigned long long)s1.grow_timeouts);
-  report_line(nulls == 0 && s1.mapped_bytes >= (16ull << 30) && s1.growth_events > 0, "grow_16g_over_kernels", d);
+  report_line(nulls == 0 && s1.mapped_bytes >= (16ull << 30) && s1.growth_events > 0, "grow_16g_over_kernels",
+              d);
 #else
   snprintf(d, sizeof d, "%llu NULLs", nulls);
   report_line(nulls == 0, "grow_16g_over_kernels", d);
@@ -161,8 +162,8 @@ int main() {
   snprintf(d, sizeof d, "%zu MiB unmapped, mapped %llu -> %llu MiB", unmapped >> 20,
            (unsigned long long)(s1.mapped_bytes >> 20), (unsigned long long)(s2.mapped_bytes >> 20));
   report_line(tst == DEVMALLOC_OK && s2.mapped_bytes + (15ull << 30) < s1.mapped_bytes &&
-             s2.mapped_bytes <= s0.mapped_bytes,
-         "grow_trim_drops_mapped", d);
+                  s2.mapped_bytes <= s0.mapped_bytes,
+              "grow_trim_drops_mapped", d);
   vst = devmalloc_heap_verify(heap, &whole, why, sizeof why);
   report_line(vst == DEVMALLOC_OK && whole, "grow_whole_after_trim", why);
 #endif
@@ -192,12 +193,14 @@ int main() {
 #endif
 #ifndef PLAIN
     devmalloc_stats_t b = stats();
-    snprintf(d, sizeof d, "%llu NULLs; during the kernel: %llu growth events, mapped %llu -> %llu MiB, %llu waits",
-             nulls, (unsigned long long)(b.growth_events - a.growth_events),
+    snprintf(d, sizeof d,
+             "%llu NULLs; during the kernel: %llu growth events, mapped %llu -> %llu MiB, %llu waits", nulls,
+             (unsigned long long)(b.growth_events - a.growth_events),
              (unsigned long long)(a.mapped_bytes >> 20), (unsigned long long)(b.mapped_bytes >> 20),
              (unsigned long long)(b.grow_waits - a.grow_waits));
-    report_line(nulls == 0 && b.growth_events > a.growth_events && b.mapped_bytes >= a.mapped_bytes + (4ull << 30) - (64ull << 20),
-           "grow_during_one_kernel_4g", d);
+    report_line(nulls == 0 && b.growth_events > a.growth_events &&
+                    b.mapped_bytes >= a.mapped_bytes + (4ull << 30) - (64ull << 20),
+                "grow_during_one_kernel_4g", d);
 #else
     snprintf(d, sizeof d, "%llu NULLs", nulls);
     report_line(nulls == 0, "grow_during_one_kernel_4g", d);
@@ -239,9 +242,11 @@ int main() {
     size_t un = 0;
     devmalloc_heap_trim(heap, 0, &un);
     devmalloc_stats_t s4 = stats();
-    snprintf(d, sizeof d, "peak %llu MiB; after frees and trim %llu MiB mapped (%zu MiB unmapped); %llu waits ended without memory",
-             (unsigned long long)(s3.mapped_peak >> 20), (unsigned long long)(s4.mapped_bytes >> 20), un >> 20,
-             (unsigned long long)s4.grow_timeouts);
+    snprintf(d, sizeof d,
+             "peak %llu MiB; after frees and trim %llu MiB mapped (%zu MiB unmapped); %llu waits ended "
+             "without memory",
+             (unsigned long long)(s3.mapped_peak >> 20), (unsigned long long)(s4.mapped_bytes >> 20),
+             un >> 20, (unsigned long long)s4.grow_timeouts);
     report_line(s4.mapped_bytes <= s0.mapped_bytes, "grow_trim_after_full", d);
     vst = devmalloc_heap_verify(heap, &whole, why, sizeof why);
     report_line(vst == DEVMALLOC_OK && whole, "grow_whole_at_end", why);

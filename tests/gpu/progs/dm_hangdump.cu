@@ -32,7 +32,8 @@ static void dump_heap(void) {
   uint64_t pool = hp->layout.pool_bytes, n = hp->bytes - pool;
   void *buf = nullptr;
   CUstream st;
-  if (cuMemAllocHost(&buf, n) != CUDA_SUCCESS || cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+  if (cuMemAllocHost(&buf, n) != CUDA_SUCCESS ||
+      cuStreamCreate(&st, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
     printf("DUMP no pinned buffer or stream for the copy\n");
     return;
   }
@@ -64,8 +65,10 @@ int main(int argc, char **argv) {
   int deadline = 10;
   std::vector<char *> args{argv[0]};
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--deadline") && i + 1 < argc) deadline = atoi(argv[++i]);
-    else args.push_back(argv[i]);
+    if (!strcmp(argv[i], "--deadline") && i + 1 < argc)
+      deadline = atoi(argv[++i]);
+    else
+      args.push_back(argv[i]);
   }
   std::thread w(watchdog, deadline > 0 ? deadline : 10);
   int r = dm_suite_main((int)args.size(), args.data());

@@ -4,10 +4,17 @@
 #include "devmalloc_cuda.h"
 __global__ void k(int *ok) {
   int *p = (int *)malloc(1024);
-  if (p) { p[255] = 1; atomicAdd(ok, p[255]); free(p); }
+  if (p) {
+    p[255] = 1;
+    atomicAdd(ok, p[255]);
+    free(p);
+  }
 }
 int main() {
-  if (devmalloc_cuda_init(64u << 20) != cudaSuccess) { printf("init failed\n"); return 1; }
+  if (devmalloc_cuda_init(64u << 20) != cudaSuccess) {
+    printf("init failed\n");
+    return 1;
+  }
   int *ok;
   cudaMallocManaged(&ok, sizeof *ok);
   *ok = 0;

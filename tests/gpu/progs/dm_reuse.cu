@@ -26,7 +26,6 @@
 #endif
 #include "pass_fail.h"
 
-
 __device__ unsigned long long d_nulls, d_bad, d_got;
 
 /* Each thread, `rounds` times: allocate `size` bytes, fill every word with
@@ -86,16 +85,18 @@ static void run_case(const char *name, unsigned size, unsigned threads, unsigned
   CK(cudaMemcpyToSymbol(d_nulls, &zero, sizeof zero));
   CK(cudaMemcpyToSymbol(d_bad, &zero, sizeof zero));
   CK(cudaMemcpyToSymbol(d_got, &zero, sizeof zero));
-  if (size) k_reuse<<<threads / 256, 256>>>(size, rounds, 2000);
-  else k_reuse_objects<<<threads / 256, 256>>>(rounds, 2000);
+  if (size)
+    k_reuse<<<threads / 256, 256>>>(size, rounds, 2000);
+  else
+    k_reuse_objects<<<threads / 256, 256>>>(rounds, 2000);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   CK(cudaMemcpyFromSymbol(&nulls, d_nulls, sizeof nulls));
   CK(cudaMemcpyFromSymbol(&bad, d_bad, sizeof bad));
   CK(cudaMemcpyFromSymbol(&got, d_got, sizeof got));
   char detail[200];
-  snprintf(detail, sizeof detail, "%llu blocks, %llu overwritten by an earlier owner, %llu NULL",
-           got, bad, nulls);
+  snprintf(detail, sizeof detail, "%llu blocks, %llu overwritten by an earlier owner, %llu NULL", got, bad,
+           nulls);
   /* NULLs are allowed (the heap may run short while a round's blocks are
    * live) but most requests must be served, or nothing was tested */
   report_line(bad == 0 && got >= (unsigned long long)threads * rounds / 2, name, detail);

@@ -33,11 +33,22 @@
 #define STREAMS 4
 #define MAX_LARGE (4u << 20)
 
-struct slot_t { char *p; unsigned long long size; unsigned tag; unsigned pad; };
-struct ctr_t { unsigned long long allocs, frees, nulls, bad; };
+struct slot_t {
+  char *p;
+  unsigned long long size;
+  unsigned tag;
+  unsigned pad;
+};
+struct ctr_t {
+  unsigned long long allocs, frees, nulls, bad;
+};
 
 __device__ static unsigned hash32(unsigned x) {
-  x ^= x >> 16; x *= 0x7feb352dU; x ^= x >> 15; x *= 0x846ca68bU; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
   return x;
 }
 /* 1 B .. 4 KiB mostly; 1 in 64 up to 64 KiB; 1 in 1024 up to 4 MiB */
@@ -180,9 +191,10 @@ int main(int argc, char **argv) {
     }
     size_t unmapped = 0;
     CK(devmalloc_heap_trim(heap, 0, &unmapped) == DEVMALLOC_OK ? cudaSuccess : cudaErrorUnknown);
-    printf("check %u at %.0f s: %llu live, %llu allocs, %llu frees, %llu NULL, %.0f MiB mapped, %zu MiB trimmed: %s\n",
-           checks, since(t0), live, c->allocs, c->frees, c->nulls, hs.mapped_bytes / 1048576.0, unmapped >> 20,
-           ok ? "ok" : why);
+    printf("check %u at %.0f s: %llu live, %llu allocs, %llu frees, %llu NULL, %.0f MiB mapped, %zu MiB "
+           "trimmed: %s\n",
+           checks, since(t0), live, c->allocs, c->frees, c->nulls, hs.mapped_bytes / 1048576.0,
+           unmapped >> 20, ok ? "ok" : why);
 #else
     printf("check %u at %.0f s: %llu live, %llu allocs, %llu frees, %llu NULL: %s\n", checks, since(t0), live,
            c->allocs, c->frees, c->nulls, ok ? "ok" : why);
@@ -200,7 +212,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "soak: not whole after freeing everything: %s\n", vwhy);
   }
 #endif
-  printf("soak: %u checks, %u failed, %llu allocations, %llu frees, %llu NULL, %llu damaged, whole at the end: %s\n",
+  printf("soak: %u checks, %u failed, %llu allocations, %llu frees, %llu NULL, %llu damaged, whole at the "
+         "end: %s\n",
          checks, failed, c->allocs, c->frees, c->nulls, c->bad, whole ? "yes" : "no");
   return failed || c->nulls || c->bad || !whole || c->allocs != c->frees ? 1 : 0;
 }

@@ -84,13 +84,15 @@ __global__ void k_free(void **ptrs, size_t n) {
   if (i < n) free(ptrs[i]);
 }
 /* Check placement and alignment; count NULLs and misplaced blocks. */
-__global__ void k_check(void **ptrs, size_t n, uintptr_t lo, uintptr_t hi, size_t size,
-                        size_t align, unsigned long long *nulls, unsigned long long *bad) {
+__global__ void k_check(void **ptrs, size_t n, uintptr_t lo, uintptr_t hi, size_t size, size_t align,
+                        unsigned long long *nulls, unsigned long long *bad) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (i >= n) return;
   uintptr_t p = (uintptr_t)ptrs[i];
-  if (!p) atomicAdd(nulls, 1ull);
-  else if (p < lo || p + size > hi || p % align) atomicAdd(bad, 1ull);
+  if (!p)
+    atomicAdd(nulls, 1ull);
+  else if (p < lo || p + size > hi || p % align)
+    atomicAdd(bad, 1ull);
 }
 /* Fill (mode 0) or verify (mode 1) every block's every byte group: word j of
  * block i holds i * 2654435761 + j. Blocks smaller than 8 B use bytes. */
@@ -105,11 +107,15 @@ __global__ void k_pattern(void **ptrs, size_t n, size_t size, int mode, unsigned
     uint64_t v = i * 2654435761ull + j;
     if (words) {
       uint64_t *w = (uint64_t *)p + j;
-      if (mode == 0) *w = v;
-      else if (*w != v) atomicAdd(bad, 1ull);
+      if (mode == 0)
+        *w = v;
+      else if (*w != v)
+        atomicAdd(bad, 1ull);
     } else {
-      if (mode == 0) p[j] = (char)v;
-      else if (p[j] != (char)v) atomicAdd(bad, 1ull);
+      if (mode == 0)
+        p[j] = (char)v;
+      else if (p[j] != (char)v)
+        atomicAdd(bad, 1ull);
     }
   }
 }
@@ -124,13 +130,14 @@ static void run_size(size_t size, size_t n, size_t align) {
   void **ptrs;
   CK(cudaMalloc(&ptrs, n * sizeof(void *)));
   counters[0] = counters[1] = 0;
-  if (align) k_alloc_aligned<<<blocks_for(n), 256>>>(ptrs, n, size, align);
-  else k_alloc<<<blocks_for(n), 256>>>(ptrs, n, size);
+  if (align)
+    k_alloc_aligned<<<blocks_for(n), 256>>>(ptrs, n, size, align);
+  else
+    k_alloc<<<blocks_for(n), 256>>>(ptrs, n, size);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   uintptr_t lo = (uintptr_t)0, hi = UINTPTR_MAX;
-  k_check<<<blocks_for(n), 256>>>(ptrs, n, lo, hi, size, align > 16 ? align : 16, &counters[0],
-                                   &counters[1]);
+  k_check<<<blocks_for(n), 256>>>(ptrs, n, lo, hi, size, align > 16 ? align : 16, &counters[0], &counters[1]);
   CK(cudaDeviceSynchronize());
   unsigned long long nulls = counters[0], misplaced = counters[1];
   counters[1] = 0;
@@ -149,17 +156,19 @@ static void run_size(size_t size, size_t n, size_t align) {
   unsigned long long nulls2 = counters[0];
   CK(cudaFree(ptrs));
   char name[96];
-  if (align) snprintf(name, sizeof name, "%ssize_%zuB_x%zu_align%zu", prefix, size, n, align);
-  else snprintf(name, sizeof name, "%ssize_%zuB_x%zu", prefix, size, n);
+  if (align)
+    snprintf(name, sizeof name, "%ssize_%zuB_x%zu_align%zu", prefix, size, n, align);
+  else
+    snprintf(name, sizeof name, "%ssize_%zuB_x%zu", prefix, size, n);
   report(nulls == 0 && misplaced == 0 && corrupt == 0 && nulls2 == 0, name,
-         "nulls %llu misplaced/misaligned %llu overlapping/corrupt words %llu nulls-after-reuse %llu",
-         nulls, misplaced, corrupt, nulls2);
+         "nulls %llu misplaced/misaligned %llu overlapping/corrupt words %llu nulls-after-reuse %llu", nulls,
+         misplaced, corrupt, nulls2);
 }
 
 static void test_sizes() {
-  size_t sizes[] = {1, 8, 16, 17, 24, 31, 48, 64, 100, 128, 256, 500, 1024, 2000, 3000, 4096, 5000,
-                    8192, 9000, 16384, 65536, 100000, 1u << 20, 3u << 20, 16u << 20, 256u << 20,
-                    1u << 30};
+  size_t sizes[] = {1,    8,     16,    17,     24,       31,       48,        64,         100,
+                    128,  256,   500,   1024,   2000,     3000,     4096,      5000,       8192,
+                    9000, 16384, 65536, 100000, 1u << 20, 3u << 20, 16u << 20, 256u << 20, 1u << 30};
   size_t threads[] = {1, 32, 1000, 65536, 1u << 20};
   for (size_t s : sizes) {
     for (size_t n : threads) {
@@ -178,7 +187,11 @@ static void test_sizes() {
 
 /* Mixed sizes, divergent lanes, cross-kernel free, new/delete. */
 __device__ uint32_t hash32(uint32_t x) {
-  x ^= x >> 16; x *= 0x7feb352d; x ^= x >> 15; x *= 0x846ca68b; x ^= x >> 16;
+  x ^= x >> 16;
+  x *= 0x7feb352d;
+  x ^= x >> 15;
+  x *= 0x846ca68b;
+  x ^= x >> 16;
   return x;
 }
 __global__ void k_mixed(void **ptrs, size_t *sizes, size_t n, int divergent) {
@@ -196,12 +209,16 @@ __global__ void k_mixed_fill(void **ptrs, size_t *sizes, size_t n, int mode, uns
   unsigned char *p = (unsigned char *)ptrs[i];
   for (size_t j = 0; j + 1 < sizes[i]; j += 61) { /* the last byte is checked below */
     unsigned char v = (unsigned char)(i * 31 + j);
-    if (mode == 0) p[j] = v;
-    else if (p[j] != v) atomicAdd(bad, 1ull);
+    if (mode == 0)
+      p[j] = v;
+    else if (p[j] != v)
+      atomicAdd(bad, 1ull);
   }
   unsigned char v = (unsigned char)(i * 7);
-  if (mode == 0) p[sizes[i] - 1] = v;
-  else if (p[sizes[i] - 1] != v) atomicAdd(bad, 1ull);
+  if (mode == 0)
+    p[sizes[i] - 1] = v;
+  else if (p[sizes[i] - 1] != v)
+    atomicAdd(bad, 1ull);
 }
 struct Node {
   int v;
@@ -211,7 +228,10 @@ __global__ void k_new_delete(unsigned long long *bad, int n) {
   Node *head = nullptr;
   for (int i = 0; i < n; i++) {
     Node *x = new Node{i, head};
-    if (!x) { atomicAdd(bad, 1ull); return; }
+    if (!x) {
+      atomicAdd(bad, 1ull);
+      return;
+    }
     head = x;
   }
   int expect = n - 1;
@@ -222,8 +242,10 @@ __global__ void k_new_delete(unsigned long long *bad, int n) {
     head = nx;
   }
   int *arr = new int[1000];
-  if (!arr) atomicAdd(bad, 1ull);
-  else delete[] arr;
+  if (!arr)
+    atomicAdd(bad, 1ull);
+  else
+    delete[] arr;
 }
 
 static void test_mixed(int divergent) {
@@ -274,7 +296,10 @@ __global__ void k_exhaust(void **slots, unsigned long long cap, unsigned long lo
     void *p = malloc(s);
     if (!p) return;
     unsigned long long i = atomicAdd(next, 1ull);
-    if (i >= cap) { free(p); return; }
+    if (i >= cap) {
+      free(p);
+      return;
+    }
     slots[i] = p;
     if (!size) atomicAdd(bytes, (unsigned long long)s);
   }
@@ -311,10 +336,13 @@ static void test_exhaustion(size_t size, size_t threads) {
   double util = (double)(size ? got * size : counters[1]) / heap_bytes;
   double filled = (double)(size ? got * block : counters[1]) / heap_bytes;
   char name[64];
-  if (size) snprintf(name, sizeof name, "exhaustion_%zuB", size);
-  else snprintf(name, sizeof name, "exhaustion_mixed_16_4096_fresh_heap");
+  if (size)
+    snprintf(name, sizeof name, "exhaustion_%zuB", size);
+  else
+    snprintf(name, sizeof name, "exhaustion_mixed_16_4096_fresh_heap");
   report(whole && got < cap && mid.failures > before.failures && filled >= 0.85, name,
-         "%llu blocks, utilization %.1f%% of a %zu MiB heap (blocks of %zu B: %.1f%%), ended in %.1f ms, whole after free: %s %s",
+         "%llu blocks, utilization %.1f%% of a %zu MiB heap (blocks of %zu B: %.1f%%), ended in %.1f ms, "
+         "whole after free: %s %s",
          got, 100 * util, heap_bytes >> 20, block, 100 * filled, ms, whole ? "yes" : "no", why);
   CK(cudaFree(slots));
 }
@@ -370,9 +398,9 @@ static void test_stats_and_whole() {
   devmalloc_status_t st = devmalloc_heap_verify(heap, &whole, why, sizeof why);
   report(st == DEVMALLOC_OK && whole && s.allocs > 0 && s.allocs == s.frees && s.bytes_in_use == 0,
          "stats_balance_and_invariants",
-         "allocs %llu frees %llu failures %llu in use %llu B, invariants %s %s",
-         (unsigned long long)s.allocs, (unsigned long long)s.frees, (unsigned long long)s.failures,
-         (unsigned long long)s.bytes_in_use, st == DEVMALLOC_OK ? "ok" : "BROKEN", why);
+         "allocs %llu frees %llu failures %llu in use %llu B, invariants %s %s", (unsigned long long)s.allocs,
+         (unsigned long long)s.frees, (unsigned long long)s.failures, (unsigned long long)s.bytes_in_use,
+         st == DEVMALLOC_OK ? "ok" : "BROKEN", why);
   devmalloc_stats_print(&s, stdout, "(dm_suite)");
 }
 
@@ -383,8 +411,8 @@ __global__ void k_alloc_two(void **ptrs, size_t n, size_t s0, size_t s1) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (i < n) ptrs[i] = malloc(i & 1 ? s1 : s0);
 }
-__global__ void k_fill_two(void **ptrs, size_t n, size_t s0, size_t s1, int mode,
-                           unsigned long long *nulls, unsigned long long *bad) {
+__global__ void k_fill_two(void **ptrs, size_t n, size_t s0, size_t s1, int mode, unsigned long long *nulls,
+                           unsigned long long *bad) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (i >= n) return;
   uint64_t *w = (uint64_t *)ptrs[i];
@@ -394,8 +422,10 @@ __global__ void k_fill_two(void **ptrs, size_t n, size_t s0, size_t s1, int mode
   }
   for (size_t j = 0; j < (i & 1 ? s1 : s0) / 8; j++) {
     uint64_t v = i * 2654435761ull + j;
-    if (mode == 0) w[j] = v;
-    else if (w[j] != v) atomicAdd(bad, 1ull);
+    if (mode == 0)
+      w[j] = v;
+    else if (w[j] != v)
+      atomicAdd(bad, 1ull);
   }
 }
 
@@ -404,22 +434,31 @@ __global__ void k_fill_two(void **ptrs, size_t n, size_t s0, size_t s1, int mode
  * a fresh heap, so that a warp's lanes ask for different sizes while the
  * bins take their first chunks. Counts NULLs and survivors that differ from
  * the same steps on the host's formula (checked on the device). */
-struct cell_particle { int x, y, vx, vy; };
+struct cell_particle {
+  int x, y, vx, vy;
+};
 __global__ void k_cells(int ncells, unsigned long long *nulls, unsigned long long *bad) {
   int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= ncells) return;
   int n = 1 + (c * 37) % 29;
   cell_particle *p = (cell_particle *)malloc(n * sizeof *p);
-  if (!p) { atomicAdd(nulls, 1ull); return; }
+  if (!p) {
+    atomicAdd(nulls, 1ull);
+    return;
+  }
   for (int i = 0; i < n; i++) p[i] = {c * 3 + i, c - i, i % 5 - 2, c % 7 - 3};
   for (int s = 0; s < 12; s++) {
     int alive = 0;
     for (int i = 0; i < n; i++) alive += (p[i].x + p[i].y + s) % 11 != 0;
     cell_particle *q = (cell_particle *)malloc((alive ? alive : 1) * sizeof *q);
-    if (!q) { atomicAdd(nulls, 1ull); break; }
+    if (!q) {
+      atomicAdd(nulls, 1ull);
+      break;
+    }
     int k = 0;
     for (int i = 0; i < n; i++)
-      if ((p[i].x + p[i].y + s) % 11 != 0) q[k++] = {p[i].x + p[i].vx, p[i].y + p[i].vy, p[i].vx, p[i].vy + 1};
+      if ((p[i].x + p[i].y + s) % 11 != 0)
+        q[k++] = {p[i].x + p[i].vx, p[i].y + p[i].vy, p[i].vx, p[i].vy + 1};
     free(p);
     p = q;
     n = alive;
@@ -455,8 +494,8 @@ static void test_small_heap() {
   k_cells<<<blocks_for(32768, 128), 128>>>(32768, &counters[0], &counters[1]);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
-  report(counters[0] == 0 && counters[1] == 0, "small_heap_cells_x32768",
-         "nulls %llu wrong cells %llu", counters[0], counters[1]);
+  report(counters[0] == 0 && counters[1] == 0, "small_heap_cells_x32768", "nulls %llu wrong cells %llu",
+         counters[0], counters[1]);
   const size_t sizes[][2] = {{16, 1u << 20}, {256, 1u << 16}, {1024, 1u << 15}};
   for (auto &s : sizes)
     for (int pass = 0; pass < 3; pass++) run_size(s[0], s[1], 0);

@@ -33,13 +33,14 @@ static void dump_tree(const dm_heap_t *h, FILE *f) {
       }
     }
     uint64_t sw = b->sem[o].w;
-    if (avail || locked || cached || no_bit || stray_bit || no_sum || dm_semw_c(sw) ||
-        dm_semw_e(sw) || dm_semw_r(sw))
-      fprintf(f, "DUMP order %2u: sem C %d E %u R %u | AVAIL %llu (bit clear %llu), bits without "
-                 "AVAIL %llu, bits without summary %llu, locked %llu, cached %llu\n",
+    if (avail || locked || cached || no_bit || stray_bit || no_sum || dm_semw_c(sw) || dm_semw_e(sw) ||
+        dm_semw_r(sw))
+      fprintf(f,
+              "DUMP order %2u: sem C %d E %u R %u | AVAIL %llu (bit clear %llu), bits without "
+              "AVAIL %llu, bits without summary %llu, locked %llu, cached %llu\n",
               o, dm_semw_c(sw), dm_semw_e(sw), dm_semw_r(sw), (unsigned long long)avail,
-              (unsigned long long)no_bit, (unsigned long long)stray_bit,
-              (unsigned long long)no_sum, (unsigned long long)locked, (unsigned long long)cached);
+              (unsigned long long)no_bit, (unsigned long long)stray_bit, (unsigned long long)no_sum,
+              (unsigned long long)locked, (unsigned long long)cached);
   }
 }
 
@@ -56,9 +57,8 @@ static void dump_bins(const dm_heap_t *h, FILE *f, uint32_t most) {
     if (!dm_semw_e(w) && !dm_semw_r(w) && dm_semw_c(w) >= 0 && !locks) continue;
     if (busy++ >= most) continue;
     uint32_t cls = k % DM_NUM_CLASSES, cap = h->classes[cls].nslots;
-    fprintf(f, "DUMP bin arena %u class %u (%u B, cap %u): C %d E %u R %u grows %u\n",
-            k / DM_NUM_CLASSES, cls, h->classes[cls].size, cap, dm_semw_c(w), dm_semw_e(w),
-            dm_semw_r(w), bin->grows);
+    fprintf(f, "DUMP bin arena %u class %u (%u B, cap %u): C %d E %u R %u grows %u\n", k / DM_NUM_CLASSES,
+            cls, h->classes[cls].size, cap, dm_semw_c(w), dm_semw_e(w), dm_semw_r(w), bin->grows);
     for (uint32_t y = 0; y <= h->way_mask; y++) {
       const dm_way_t *wy = bin_way(h, bin, y);
       uint32_t listed = 0, room = 0;
@@ -66,10 +66,11 @@ static void dump_bins(const dm_heap_t *h, FILE *f, uint32_t most) {
            c = h->chunks[c - 1].next, listed++)
         room += live_used(h->chunks[c - 1].live) < cap;
       uint64_t hv = wy->hint && wy->hint <= h->nchunks ? h->chunks[wy->hint - 1].live : 0;
-      fprintf(f, "DUMP   way %u: lock %u head %u hint %u (tag %u used %u) pending %u; "
-                 "%u listed, %u with room\n",
-              y, wy->lock, wy->head, wy->hint, (unsigned)(hv >> 32), live_used(hv), wy->pending,
-              listed, room);
+      fprintf(f,
+              "DUMP   way %u: lock %u head %u hint %u (tag %u used %u) pending %u; "
+              "%u listed, %u with room\n",
+              y, wy->lock, wy->head, wy->hint, (unsigned)(hv >> 32), live_used(hv), wy->pending, listed,
+              room);
     }
   }
   uint32_t slab = 0, empty = 0, flagged = 0, over = 0;
@@ -82,15 +83,17 @@ static void dump_bins(const dm_heap_t *h, FILE *f, uint32_t most) {
     flagged += (v & DM_LIVE_PEND) != 0;
     over += live_used(v) > h->classes[tag_class(tag)].nslots;
   }
-  fprintf(f, "DUMP bins locked %u, bins with expected/reserved/negative units %u; slab chunks %u, "
-             "empty %u, re-list flag %u, count above cap %u\n",
+  fprintf(f,
+          "DUMP bins locked %u, bins with expected/reserved/negative units %u; slab chunks %u, "
+          "empty %u, re-list flag %u, count above cap %u\n",
           locked, busy, slab, empty, flagged, over);
 }
 
 void dm_heap_dump(const dm_heap_t *h, FILE *f) {
   const dm_heap_stats_t *s = h->hstats;
-  fprintf(f, "DUMP reclaim gen %llu state %llu next %llu done %llu chunks %llu; cached mark %llu; "
-             "footprint %llu MiB of %llu MiB; adoption cursor %llu\n",
+  fprintf(f,
+          "DUMP reclaim gen %llu state %llu next %llu done %llu chunks %llu; cached mark %llu; "
+          "footprint %llu MiB of %llu MiB; adoption cursor %llu\n",
           (unsigned long long)(s->reclaim >> 2), (unsigned long long)(s->reclaim & 3),
           (unsigned long long)s->reclaim_next, (unsigned long long)s->reclaim_done,
           (unsigned long long)s->reclaim_chunks, (unsigned long long)s->cached,
@@ -100,6 +103,8 @@ void dm_heap_dump(const dm_heap_t *h, FILE *f) {
   dump_bins(h, f, 25);
   char why[200] = "";
   int bad = dm_heap_check(h, why, sizeof why);
-  fprintf(f, "DUMP dm_heap_check: %d findings%s%s (locks, units and flags in flight are expected "
-             "while a kernel runs)\n", bad, bad ? "; first: " : "", why);
+  fprintf(f,
+          "DUMP dm_heap_check: %d findings%s%s (locks, units and flags in flight are expected "
+          "while a kernel runs)\n",
+          bad, bad ? "; first: " : "", why);
 }

@@ -15,11 +15,11 @@ static inline void report_line(bool ok, const char *name, const char *detail) {
   if (!ok) failures++;
   fflush(stdout);
 }
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
+#define CK(x)                                                                         \
+  do {                                                                                \
+    cudaError_t e_ = (x);                                                             \
+    if (e_ != cudaSuccess) {                                                          \
       printf("FAIL cuda: %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
-      exit(1);                                                                         \
-    }                                                                                  \
+      exit(1);                                                                        \
+    }                                                                                 \
   } while (0)

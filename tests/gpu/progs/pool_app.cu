@@ -20,8 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+#define CK(x)                                                                             \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                            \
+    }                                                                                     \
+  } while (0)
 
 __global__ void fill(uint32_t *p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -47,7 +53,12 @@ __global__ void slow_sum(const uint32_t *p, size_t n, int rounds, unsigned long 
 }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t next_rand(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+static uint64_t next_rand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
 static int pooled;
 
 static void note_range(void *p) {
@@ -58,7 +69,11 @@ static void note_range(void *p) {
     pooled++;
 }
 
-typedef struct { void *p; size_t bytes; uint32_t seed; } buf_t;
+typedef struct {
+  void *p;
+  size_t bytes;
+  uint32_t seed;
+} buf_t;
 
 static unsigned long long check_buf(buf_t *b, unsigned long long *dev, cudaStream_t s) {
   size_t n = b->bytes / 4;
@@ -67,7 +82,10 @@ static unsigned long long check_buf(buf_t *b, unsigned long long *dev, cudaStrea
   unsigned long long h[2];
   CK(cudaMemcpyAsync(h, dev, 16, cudaMemcpyDeviceToHost, s));
   CK(cudaStreamSynchronize(s));
-  if (h[0]) { fprintf(stderr, "corrupted buffer: %llu bad words\n", h[0]); exit(1); }
+  if (h[0]) {
+    fprintf(stderr, "corrupted buffer: %llu bad words\n", h[0]);
+    exit(1);
+  }
   return h[1];
 }
 
@@ -88,14 +106,20 @@ static unsigned long long phase_random(void) {
       live[i].bytes = bytes;
       live[i].seed = (uint32_t)next_rand();
       CK(cudaMalloc(&live[i].p, bytes));
-      if ((uintptr_t)live[i].p % 256) { fprintf(stderr, "misaligned pointer\n"); exit(1); }
+      if ((uintptr_t)live[i].p % 256) {
+        fprintf(stderr, "misaligned pointer\n");
+        exit(1);
+      }
       note_range(live[i].p);
       if (bytes / 4) fill<<<64, 256>>>((uint32_t *)live[i].p, bytes / 4, live[i].seed);
       CK(cudaGetLastError());
     }
   }
   for (int i = 0; i < LIVE; i++)
-    if (live[i].p) { acc = acc * 31 + check_buf(&live[i], dev, 0); CK(cudaFree(live[i].p)); }
+    if (live[i].p) {
+      acc = acc * 31 + check_buf(&live[i], dev, 0);
+      CK(cudaFree(live[i].p));
+    }
   CK(cudaFree(dev));
   return acc;
 }
@@ -106,16 +130,23 @@ static unsigned long long phase_pitch(void) {
     size_t w = 1 + next_rand() % 5000, h = 1 + next_rand() % 300, pitch = 0;
     void *d;
     CK(cudaMallocPitch(&d, &pitch, w, h));
-    if (pitch < w) { fprintf(stderr, "pitch %zu < width %zu\n", pitch, w); exit(1); }
+    if (pitch < w) {
+      fprintf(stderr, "pitch %zu < width %zu\n", pitch, w);
+      exit(1);
+    }
     unsigned char *src = (unsigned char *)malloc(w * h), *dst = (unsigned char *)malloc(w * h);
     for (size_t i = 0; i < w * h; i++) src[i] = (unsigned char)(i * 7 + t);
     CK(cudaMemcpy2D(d, pitch, src, w, w, h, cudaMemcpyHostToDevice));
     CK(cudaMemcpy2D(dst, w, d, pitch, w, h, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < w * h; i++) {
-      if (src[i] != dst[i]) { fprintf(stderr, "pitched copy differs\n"); exit(1); }
+      if (src[i] != dst[i]) {
+        fprintf(stderr, "pitched copy differs\n");
+        exit(1);
+      }
       acc += dst[i];
     }
-    free(src); free(dst);
+    free(src);
+    free(dst);
     CK(cudaFree(d));
   }
   return acc;
@@ -133,9 +164,9 @@ static unsigned long long phase_free_while_running(void) {
   fill<<<256, 256>>>(a, n, 7);
   CK(cudaDeviceSynchronize());
   slow_sum<<<128, 256, 0, s>>>(a, n, 20, sum);
-  CK(cudaFree(a));              /* must wait for slow_sum */
+  CK(cudaFree(a)); /* must wait for slow_sum */
   uint32_t *b;
-  CK(cudaMalloc(&b, n * 4));    /* may get a's memory back */
+  CK(cudaMalloc(&b, n * 4)); /* may get a's memory back */
   CK(cudaMemset(b, 0xff, n * 4));
   CK(cudaStreamSynchronize(s));
   CK(cudaMemcpy(&h, sum, 8, cudaMemcpyDeviceToHost));

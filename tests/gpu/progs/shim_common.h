@@ -8,13 +8,20 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
-  fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-  exit(1); } } while (0)
+#define CK(x)                                                                             \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(1);                                                                            \
+    }                                                                                     \
+  } while (0)
 
 #include "shim_kernel.cuh"
 
-struct counts_t { unsigned long long ok, null, bad; };
+struct counts_t {
+  unsigned long long ok, null, bad;
+};
 
 static inline int report(const char *what, counts_t c, unsigned long long expect) {
   printf("%s: ok=%llu null=%llu bad=%llu expect=%llu\n", what, c.ok, c.null, c.bad, expect);

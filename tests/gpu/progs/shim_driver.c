@@ -6,13 +6,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { const char *s_ = "?"; \
-  cuGetErrorName(r_, &s_); fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); \
-  exit(1); } } while (0)
+#define CK(x)                                                         \
+  do {                                                                \
+    CUresult r_ = (x);                                                \
+    if (r_ != CUDA_SUCCESS) {                                         \
+      const char *s_ = "?";                                           \
+      cuGetErrorName(r_, &s_);                                        \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); \
+      exit(1);                                                        \
+    }                                                                 \
+  } while (0)
 
 static void *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
-  if (!f) { perror(path); exit(1); }
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
   fseek(f, 0, SEEK_END);
   long n = ftell(f);
   fseek(f, 0, SEEK_SET);
@@ -46,7 +56,10 @@ static int round_(CUdevice dev, const void *image, int round) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fprintf(stderr, "usage: %s kernels.cubin\n", argv[0]); return 1; }
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s kernels.cubin\n", argv[0]);
+    return 1;
+  }
   CUdevice dev;
   CK(cuInit(0));
   CK(cuDeviceGet(&dev, 0));

@@ -7,7 +7,7 @@
 int main() {
   const unsigned n = 1 << 16;
   cudaStream_t s;
-  CK(cudaStreamCreate(&s));   // a blocking stream: the strict case for capture
+  CK(cudaStreamCreate(&s));  // a blocking stream: the strict case for capture
   unsigned long long *d;
   CK(cudaMalloc(&d, 3 * sizeof(unsigned long long)));
   CK(cudaMemset(d, 0, 3 * sizeof(unsigned long long)));

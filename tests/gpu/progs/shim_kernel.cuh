@@ -3,12 +3,14 @@
 // bytes, writes a pattern, reads it back, frees.
 #pragma once
 // counts[0] = successful allocations, counts[1] = NULL, counts[2] = bad data
-extern "C" __global__ void alloc_check(unsigned n, unsigned size, unsigned salt,
-                                       unsigned long long *counts) {
+extern "C" __global__ void alloc_check(unsigned n, unsigned size, unsigned salt, unsigned long long *counts) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   unsigned *p = (unsigned *)malloc(size);
-  if (!p) { atomicAdd(&counts[1], 1ull); return; }
+  if (!p) {
+    atomicAdd(&counts[1], 1ull);
+    return;
+  }
   unsigned words = size / sizeof(unsigned);
   for (unsigned w = 0; w < words; w++) p[w] = i * 2654435761u + w + salt;
   int bad = 0;
@@ -16,4 +18,3 @@ extern "C" __global__ void alloc_check(unsigned n, unsigned size, unsigned salt,
   free(p);
   atomicAdd(&counts[bad ? 2 : 0], 1ull);
 }
-

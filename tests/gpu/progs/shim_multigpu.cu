@@ -5,7 +5,10 @@
 int main() {
   int n = 0;
   CK(cudaGetDeviceCount(&n));
-  if (n < 2) { printf("only %d GPU\n", n); return 77; }
+  if (n < 2) {
+    printf("only %d GPU\n", n);
+    return 77;
+  }
   int rc = 0;
   for (int round = 0; round < 2; round++)
     for (int d = 0; d < n; d++) {

@@ -3,7 +3,10 @@
 #include <pthread.h>
 #include "shim_common.h"
 
-struct arg_t { unsigned salt; counts_t c; };
+struct arg_t {
+  unsigned salt;
+  counts_t c;
+};
 
 static void *worker(void *p) {
   arg_t *a = (arg_t *)p;
@@ -12,14 +15,16 @@ static void *worker(void *p) {
   a->c = {0, 0, 0};
   for (int i = 0; i < 4; i++) {
     counts_t c = run_on(s, 1 << 15, 512, a->salt + i);
-    a->c.ok += c.ok; a->c.null += c.null; a->c.bad += c.bad;
+    a->c.ok += c.ok;
+    a->c.null += c.null;
+    a->c.bad += c.bad;
   }
   CK(cudaStreamDestroy(s));
   return nullptr;
 }
 
 int main() {
-  CK(cudaFree(0));   // context first, so both threads share it
+  CK(cudaFree(0));  // context first, so both threads share it
   pthread_t t[2];
   arg_t a[2] = {{10, {}}, {20, {}}};
   for (int i = 0; i < 2; i++) pthread_create(&t[i], nullptr, worker, &a[i]);

@@ -13,7 +13,10 @@ CR_API int cr_text_run(int n, unsigned long long out[3]);
 #ifdef __CUDACC__
 __host__ __device__
 #endif
-static inline uint32_t cr_rand(uint32_t x) {
-  x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+    static inline uint32_t
+    cr_rand(uint32_t x) {
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
   return x;
 }

@@ -4,9 +4,12 @@
 #include <cuda_runtime.h>
 #include "cmake_rdc.h"
 
-__device__ uint32_t cr_edge_weight(uint32_t a, uint32_t b);   // graph_weight.cu
+__device__ uint32_t cr_edge_weight(uint32_t a, uint32_t b);  // graph_weight.cu
 
-struct Adj { uint32_t *to; int n; };
+struct Adj {
+  uint32_t *to;
+  int n;
+};
 
 __global__ void cr_graph_build(Adj *adj, int n, uint32_t seed, int *fails) {
   int v = blockIdx.x * blockDim.x + threadIdx.x;
@@ -14,11 +17,19 @@ __global__ void cr_graph_build(Adj *adj, int n, uint32_t seed, int *fails) {
   uint32_t r = cr_rand(seed ^ (uint32_t)(v * 7919 + 1));
   int deg = (int)(r % 9), cap = 1;
   uint32_t *to = (uint32_t *)malloc(cap * sizeof *to);
-  if (!to) { atomicAdd(fails, 1); adj[v].to = nullptr; adj[v].n = 0; return; }
+  if (!to) {
+    atomicAdd(fails, 1);
+    adj[v].to = nullptr;
+    adj[v].n = 0;
+    return;
+  }
   for (int k = 0; k < deg; k++) {
-    if (k == cap) {   // grow: allocate twice, copy, free
+    if (k == cap) {  // grow: allocate twice, copy, free
       uint32_t *bigger = (uint32_t *)malloc(2 * cap * sizeof *to);
-      if (!bigger) { atomicAdd(fails, 1); break; }
+      if (!bigger) {
+        atomicAdd(fails, 1);
+        break;
+      }
       for (int i = 0; i < cap; i++) bigger[i] = to[i];
       free(to);
       to = bigger;
@@ -59,6 +70,9 @@ CR_API int cr_graph_run(int n, uint32_t seed, unsigned long long out[3]) {
   cudaFree(adj);
   cudaFree(d_out);
   cudaFree(fails);
-  if (e) { fprintf(stderr, "libcr_graph: %s\n", cudaGetErrorString(e)); return 2; }
+  if (e) {
+    fprintf(stderr, "libcr_graph: %s\n", cudaGetErrorString(e));
+    return 2;
+  }
   return 0;
 }

@@ -6,7 +6,7 @@
 #include "cmake_rdc.h"
 
 struct CrNode;
-__device__ bool cr_push(CrNode **head, unsigned long long key);   // tally.cu
+__device__ bool cr_push(CrNode **head, unsigned long long key);  // tally.cu
 __device__ unsigned long long cr_drain(CrNode **head);
 
 __global__ void cr_lists(CrNode **heads, int nheads, int n, int *fails) {
@@ -63,7 +63,8 @@ int main() {
     fprintf(stderr, "graph: %llu/%llu, %llu failed allocations\n", g[0], g[1], g[2]);
     bad = 1;
   }
-  d.add(g[0]); d.add(g[1]);
+  d.add(g[0]);
+  d.add(g[1]);
 
   unsigned long long w[3], wl;
   if (cr_text_run(n, w)) return 1;
@@ -71,7 +72,8 @@ int main() {
     fprintf(stderr, "text: %llu/%llu, %llu failed allocations\n", w[0], w[1], w[2]);
     bad = 1;
   }
-  d.add(w[0]); d.add(w[1]);
+  d.add(w[0]);
+  d.add(w[1]);
 
   CrNode **heads;
   unsigned long long *sums;

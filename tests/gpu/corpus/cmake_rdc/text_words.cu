@@ -6,7 +6,10 @@
 
 __device__ unsigned long long cr_word_hash(const char *w, int n) {
   unsigned long long h = 1469598103934665603ull;
-  for (int i = 0; i < n; i++) { h ^= (unsigned char)w[i]; h *= 1099511628211ull; }
+  for (int i = 0; i < n; i++) {
+    h ^= (unsigned char)w[i];
+    h *= 1099511628211ull;
+  }
   return h;
 }
 
@@ -15,11 +18,18 @@ __global__ void cr_text_words(int n, unsigned long long *out, int *fails) {
   if (t >= n) return;
   int len = 1 + t % 37, cap = 8;
   char *w = (char *)malloc(cap);
-  if (!w) { atomicAdd(fails, 1); return; }
+  if (!w) {
+    atomicAdd(fails, 1);
+    return;
+  }
   for (int i = 0; i < len; i++) {
     if (i == cap) {
       char *g = (char *)malloc(cap + 8);
-      if (!g) { atomicAdd(fails, 1); free(w); return; }
+      if (!g) {
+        atomicAdd(fails, 1);
+        free(w);
+        return;
+      }
       memcpy(g, w, cap);
       free(w);
       w = g;
@@ -45,6 +55,9 @@ CR_API int cr_text_run(int n, unsigned long long out[3]) {
   out[2] = (unsigned long long)hf;
   cudaFree(d_out);
   cudaFree(fails);
-  if (e) { fprintf(stderr, "libcr_text: %s\n", cudaGetErrorString(e)); return 2; }
+  if (e) {
+    fprintf(stderr, "libcr_text: %s\n", cudaGetErrorString(e));
+    return 2;
+  }
   return 0;
 }

@@ -15,23 +15,23 @@
 #include <vector>
 #include "../corpus.h"
 
-#define CU(x)                                                                      \
-  do {                                                                             \
-    CUresult r_ = (x);                                                             \
-    if (r_ != CUDA_SUCCESS) {                                                      \
-      const char *s_ = "?";                                                        \
-      cuGetErrorName(r_, &s_);                                                     \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_);              \
-      exit(1);                                                                     \
-    }                                                                              \
+#define CU(x)                                                         \
+  do {                                                                \
+    CUresult r_ = (x);                                                \
+    if (r_ != CUDA_SUCCESS) {                                         \
+      const char *s_ = "?";                                           \
+      cuGetErrorName(r_, &s_);                                        \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); \
+      exit(1);                                                        \
+    }                                                                 \
   } while (0)
-#define RTC(x)                                                                     \
-  do {                                                                             \
-    nvrtcResult r_ = (x);                                                          \
-    if (r_ != NVRTC_SUCCESS) {                                                     \
+#define RTC(x)                                                                             \
+  do {                                                                                     \
+    nvrtcResult r_ = (x);                                                                  \
+    if (r_ != NVRTC_SUCCESS) {                                                             \
       fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, nvrtcGetErrorString(r_)); \
-      exit(1);                                                                     \
-    }                                                                              \
+      exit(1);                                                                             \
+    }                                                                                      \
   } while (0)
 
 static const char *rtc_src = R"(
@@ -72,8 +72,15 @@ static std::string nvrtc_compile(bool cubin) {
   }
   size_t sz;
   std::string out;
-  if (cubin) { RTC(nvrtcGetCUBINSize(p, &sz)); out.resize(sz); RTC(nvrtcGetCUBIN(p, &out[0])); }
-  else { RTC(nvrtcGetPTXSize(p, &sz)); out.resize(sz); RTC(nvrtcGetPTX(p, &out[0])); }
+  if (cubin) {
+    RTC(nvrtcGetCUBINSize(p, &sz));
+    out.resize(sz);
+    RTC(nvrtcGetCUBIN(p, &out[0]));
+  } else {
+    RTC(nvrtcGetPTXSize(p, &sz));
+    out.resize(sz);
+    RTC(nvrtcGetPTX(p, &out[0]));
+  }
   RTC(nvrtcDestroyProgram(&p));
   return out;
 }
@@ -86,7 +93,8 @@ static CUmodule load_linked(const std::string &ptx) {
   CUmodule m;
   std::string lib = exe_dir() + "/../devmalloc.ptx";
   CU(cuLinkCreate(0, nullptr, nullptr, &ls));
-  CU(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx.c_str(), ptx.size() + 1, "app.ptx", 0, nullptr, nullptr));
+  CU(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)ptx.c_str(), ptx.size() + 1, "app.ptx", 0, nullptr,
+                   nullptr));
   CU(cuLinkAddFile(ls, CU_JIT_INPUT_PTX, lib.c_str(), 0, nullptr, nullptr));
   CU(cuLinkComplete(ls, &img, &sz));
   CU(cuModuleLoadData(&m, img));
@@ -121,7 +129,10 @@ int main() {
 
   std::string path = exe_dir() + "/modules_kern.ptx";
   std::ifstream in(path);
-  if (!in) { fprintf(stderr, "modules: cannot read %s\n", path.c_str()); return 1; }
+  if (!in) {
+    fprintf(stderr, "modules: cannot read %s\n", path.c_str());
+    return 1;
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   std::string ptx = ss.str(), rtc_ptx = nvrtc_compile(false), rtc_cubin = nvrtc_compile(true);
@@ -134,7 +145,8 @@ int main() {
 #else
   CU(cuModuleLoad(&m1, path.c_str()));
   char log[4096] = "";
-  CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_OPTIMIZATION_LEVEL};
+  CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                         CU_JIT_OPTIMIZATION_LEVEL};
   void *vals[] = {log, (void *)(uintptr_t)sizeof log, (void *)(uintptr_t)3};
   CU(cuModuleLoadDataEx(&m2, ptx.c_str(), 3, opts, vals));
   CU(cuModuleLoadData(&m3, rtc_ptx.c_str()));
@@ -162,7 +174,10 @@ int main() {
   int rc = 0;
   const char *what[4] = {"cuModuleLoad PTX", "cuModuleLoadDataEx PTX", "NVRTC PTX", "NVRTC cubin"};
   for (int k = 0; k < 4; k++)
-    if (bad[k]) { fprintf(stderr, "modules: %s: %d wrong results\n", what[k], bad[k]); rc = 1; }
+    if (bad[k]) {
+      fprintf(stderr, "modules: %s: %d wrong results\n", what[k], bad[k]);
+      rc = 1;
+    }
   Digest d;
   for (auto *r : {&r1, &r2, &r3, &r4}) d.bytes(r->data(), r->size() * sizeof(unsigned long long));
   for (CUmodule m : {m1, m2, m3, m4}) CU(cuModuleUnload(m));

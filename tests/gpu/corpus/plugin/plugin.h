@@ -4,7 +4,9 @@
 #pragma once
 #include <cstdint>
 
-struct Particle { int x, y, vx, vy; };
+struct Particle {
+  int x, y, vx, vy;
+};
 
 // particles.cu
 __device__ Particle *spawn_particles(int cell, int *count);

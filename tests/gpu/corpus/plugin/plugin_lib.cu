@@ -8,7 +8,10 @@ __global__ void plugin_kernel(const int *values, int n, unsigned long long *out,
   if (i >= n) return;
   int v = values[i], len = v % 64 + 1;
   int *buf = (int *)malloc(len * sizeof(int));
-  if (!buf) { atomicAdd(nulls, 1); return; }
+  if (!buf) {
+    atomicAdd(nulls, 1);
+    return;
+  }
   for (int k = 0; k < len; k++) buf[k] = v + k;
   unsigned long long s = 0;
   for (int k = 0; k < len; k++) s += (unsigned long long)buf[k] * (k + 1);
@@ -30,6 +33,9 @@ PLUGIN_API int plugin_histogram(const int *d_values, int n, unsigned long long *
   if (e == cudaSuccess) e = cudaMemcpy(&hn, nulls, sizeof hn, cudaMemcpyDeviceToHost);
   cudaFree(out);
   cudaFree(nulls);
-  if (e != cudaSuccess) { fprintf(stderr, "plugin library: %s\n", cudaGetErrorString(e)); return 2; }
+  if (e != cudaSuccess) {
+    fprintf(stderr, "plugin library: %s\n", cudaGetErrorString(e));
+    return 2;
+  }
   return hn ? 3 : 0;
 }

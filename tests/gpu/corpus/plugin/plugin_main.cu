@@ -10,12 +10,18 @@ __global__ void step_cells(int ncells, int steps, long long *energy, int *nulls)
   if (c >= ncells) return;
   int n = 0;
   Particle *p = spawn_particles(c, &n);
-  if (!p) { atomicAdd(nulls, 1); return; }
+  if (!p) {
+    atomicAdd(nulls, 1);
+    return;
+  }
   for (int s = 0; s < steps; s++) {
     int alive = 0;
     for (int i = 0; i < n; i++) alive += (p[i].x + p[i].y + s) % 11 != 0;
     Particle *q = (Particle *)malloc((alive ? alive : 1) * sizeof(Particle));
-    if (!q) { atomicAdd(nulls, 1); break; }
+    if (!q) {
+      atomicAdd(nulls, 1);
+      break;
+    }
     int k = 0;
     for (int i = 0; i < n; i++)
       if ((p[i].x + p[i].y + s) % 11 != 0)
@@ -55,7 +61,8 @@ int main() {
   int ncells = small ? 4096 : 65536, steps = 12;
   corpus_heap_init(256u << 20);
   CK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 256u << 20));
-  long long *energy; int *nulls, *values;
+  long long *energy;
+  int *nulls, *values;
   CK(cudaMallocManaged(&energy, ncells * sizeof(long long)));
   CK(cudaMallocManaged(&nulls, sizeof(int)));
   CK(cudaMalloc(&values, ncells * sizeof(int)));
@@ -68,8 +75,14 @@ int main() {
   unsigned long long hist[2] = {0, 0};
   int prc = plugin_histogram(values, ncells, hist);
   int rc = 0, bad = 0;
-  if (*nulls) { fprintf(stderr, "plugin: %d NULL in the program\n", *nulls); rc = 1; }
-  if (prc) { fprintf(stderr, "plugin: the library failed (%d)\n", prc); rc = 1; }
+  if (*nulls) {
+    fprintf(stderr, "plugin: %d NULL in the program\n", *nulls);
+    rc = 1;
+  }
+  if (prc) {
+    fprintf(stderr, "plugin: the library failed (%d)\n", prc);
+    rc = 1;
+  }
   unsigned long long want[2] = {0, 0};
   for (int c = 0; c < ncells; c++) {
     long long e = ref_energy(c, steps);
@@ -81,14 +94,18 @@ int main() {
     want[0] += s;
     want[1] += (unsigned long long)(v % 64 + 1);
   }
-  if (bad) { fprintf(stderr, "plugin: %d wrong energies\n", bad); rc = 1; }
+  if (bad) {
+    fprintf(stderr, "plugin: %d wrong energies\n", bad);
+    rc = 1;
+  }
   if (hist[0] != want[0] || hist[1] != want[1]) {
     fprintf(stderr, "plugin: library result %llu/%llu, want %llu/%llu\n", hist[0], hist[1], want[0], want[1]);
     rc = 1;
   }
   Digest d;
   d.bytes(energy, ncells * sizeof(long long));
-  d.add(hist[0]); d.add(hist[1]);
+  d.add(hist[0]);
+  d.add(hist[1]);
   fprintf(stderr, "plugin: %d cells\n", ncells);
   corpus_result("plugin", d);
   return rc;

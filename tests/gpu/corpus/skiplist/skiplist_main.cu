@@ -16,7 +16,10 @@ int main() {
   unsigned long long want_hash[SL_MAXH] = {0};
   for (int k = 1; k <= range; k++)
     if (expect[k])
-      for (int l = 0; l < sl_height(k); l++) { want[l]++; want_hash[l] += sl_mix((uint32_t)k ^ (uint32_t)l); }
+      for (int l = 0; l < sl_height(k); l++) {
+        want[l]++;
+        want_hash[l] += sl_mix((uint32_t)k ^ (uint32_t)l);
+      }
 
   SlNode **head, **nodes;
   int *nnodes, *count, *bad;
@@ -32,7 +35,9 @@ int main() {
   CK(cudaMallocManaged(&st, sizeof(SlStats)));
   CK(cudaMalloc(&d_expect, range + 1));
   CK(cudaMemcpy(d_expect, expect.data(), range + 1, cudaMemcpyHostToDevice));
-  *nnodes = 0; *bad = 0; memset(st, 0, sizeof *st);
+  *nnodes = 0;
+  *bad = 0;
+  memset(st, 0, sizeof *st);
 
   sl_create<<<1, 1>>>(head);
   CK(cudaGetLastError());
@@ -43,17 +48,26 @@ int main() {
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
   int n = *nnodes;
-  fprintf(stderr, "skiplist: %d keys, %d nodes, %llu duplicates, %llu CAS retries, %llu NULL\n",
-          nkeys, n, st->dups, st->retries, st->nulls);
+  fprintf(stderr, "skiplist: %d keys, %d nodes, %llu duplicates, %llu CAS retries, %llu NULL\n", nkeys, n,
+          st->dups, st->retries, st->nulls);
   int rc = 0;
-  if (st->nulls) { fprintf(stderr, "skiplist: malloc returned NULL\n"); rc = 1; }
-  if (*bad) { fprintf(stderr, "skiplist: %d levels out of order or with unknown keys\n", *bad); rc = 1; }
-  if (n != want[0]) { fprintf(stderr, "skiplist: %d nodes inserted, want %d\n", n, want[0]); rc = 1; }
+  if (st->nulls) {
+    fprintf(stderr, "skiplist: malloc returned NULL\n");
+    rc = 1;
+  }
+  if (*bad) {
+    fprintf(stderr, "skiplist: %d levels out of order or with unknown keys\n", *bad);
+    rc = 1;
+  }
+  if (n != want[0]) {
+    fprintf(stderr, "skiplist: %d nodes inserted, want %d\n", n, want[0]);
+    rc = 1;
+  }
   Digest d;
   for (int l = 0; l < SL_MAXH; l++) {
     if (count[l] != want[l] || hash[l] != want_hash[l]) {
-      fprintf(stderr, "skiplist: level %d: %d keys (want %d), hash %llx (want %llx)\n", l,
-              count[l], want[l], hash[l], want_hash[l]);
+      fprintf(stderr, "skiplist: level %d: %d keys (want %d), hash %llx (want %llx)\n", l, count[l], want[l],
+              hash[l], want_hash[l]);
       rc = 1;
     }
     d.add(count[l]);

@@ -5,8 +5,8 @@
 
 __device__ static SlNode *load(SlNode **p) { return *(SlNode *volatile *)p; }
 __device__ static bool cas(SlNode **p, SlNode *expect, SlNode *want) {
-  return atomicCAS((unsigned long long *)p, (unsigned long long)expect,
-                   (unsigned long long)want) == (unsigned long long)expect;
+  return atomicCAS((unsigned long long *)p, (unsigned long long)expect, (unsigned long long)want) ==
+         (unsigned long long)expect;
 }
 __device__ static int key_of(const SlNode *n) { return *(volatile const int *)&n->key; }
 
@@ -15,7 +15,10 @@ __device__ bool sl_find(SlNode *head, int key, SlNode **preds, SlNode **succs) {
   bool found = false;
   for (int l = SL_MAXH - 1; l >= 0; l--) {
     SlNode *cur = load(&pred->next[l]);
-    while (cur && key_of(cur) < key) { pred = cur; cur = load(&cur->next[l]); }
+    while (cur && key_of(cur) < key) {
+      pred = cur;
+      cur = load(&cur->next[l]);
+    }
     preds[l] = pred;
     succs[l] = cur;
     if (cur && key_of(cur) == key) found = true;
@@ -27,10 +30,18 @@ __device__ int sl_insert(SlNode *head, int key, SlStats *st, SlNode **made) {
   SlNode *preds[SL_MAXH], *succs[SL_MAXH];
   int h = sl_height(key);
   for (;;) {
-    if (sl_find(head, key, preds, succs)) { atomicAdd(&st->dups, 1ull); return 0; }
+    if (sl_find(head, key, preds, succs)) {
+      atomicAdd(&st->dups, 1ull);
+      return 0;
+    }
     SlNode *n = (SlNode *)malloc(sizeof(SlNode));
     SlNode **lv = (SlNode **)malloc(h * sizeof(SlNode *));
-    if (!n || !lv) { free(n); free(lv); atomicAdd(&st->nulls, 1ull); return -1; }
+    if (!n || !lv) {
+      free(n);
+      free(lv);
+      atomicAdd(&st->nulls, 1ull);
+      return -1;
+    }
     n->key = key;
     n->height = h;
     n->next = lv;

@@ -9,7 +9,10 @@ __global__ void sl_walk_levels(SlNode **headp, const unsigned char *expected, in
   int prev = 0, c = 0;
   unsigned long long h = 0;
   while (n) {
-    if (n->key <= prev || !expected[n->key] || n->height <= l) { atomicAdd(bad, 1); break; }
+    if (n->key <= prev || !expected[n->key] || n->height <= l) {
+      atomicAdd(bad, 1);
+      break;
+    }
     prev = n->key;
     c++;
     h += sl_mix((uint32_t)n->key ^ (uint32_t)l);
