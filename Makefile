@@ -15,8 +15,8 @@
 #   V=1             show the commands and ptxas's figures for every device
 #                   function (quiet otherwise: a line per test, failures in full)
 #   JOBS=N          jobs at once (default: the number of cores; -jN also works)
-#   FORMAT_GATE=1   make check fails when a source is not formatted (default 0;
-#                   mk/format.mk)
+#   FORMAT_GATE=0   make check does not check the sources' format (default 1:
+#                   it fails on a source clang-format would change; mk/format.mk)
 #
 # Each part of the tree adds its own rules in mk/<part>.mk, named after the
 # folder it builds (host/heap/: mk/host_heap.mk), and appends to the lists
