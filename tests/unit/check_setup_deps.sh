@@ -32,7 +32,7 @@ case " $DM_FAKE_INSTALLED " in *" $p "*) printf 'install ok installed' ;; *) exi
 SH
 printf '#!/bin/sh\nexec "$@"\n' >"$T/bin/sudo"
 chmod +x "$T/bin/"*
-all_opt="clang libclang-rt-dev libjemalloc2 libtcmalloc-minimal4 cmake python3-matplotlib"
+all_opt="clang libclang-rt-dev libjemalloc2 libtcmalloc-minimal4 cmake python3-matplotlib clang-format"
 
 deps() { # ROOT INSTALLED ARGS...
   local r=$1 i=$2; shift 2
@@ -42,13 +42,13 @@ deps() { # ROOT INSTALLED ARGS...
 optional_lines() { grep -c '^setup-deps: optional .* not installed: needed by .*; those tests skip$' <<<"$out"; }
 
 deps "$T/full" "" --if-missing --for gpu
-if [ $rc -eq 0 ] && [ "$(optional_lines)" -eq 6 ] && [ ! -e "$T/apt.log" ] &&
-   [ "$(wc -l <<<"$out")" -eq 6 ] && grep -q 'optional cmake not installed: needed by .*CMake' <<<"$out"; then
+if [ $rc -eq 0 ] && [ "$(optional_lines)" -eq 7 ] && [ ! -e "$T/apt.log" ] &&
+   [ "$(wc -l <<<"$out")" -eq 7 ] && grep -q 'optional cmake not installed: needed by .*CMake' <<<"$out"; then
   ok "--for gpu, optional packages missing: exit 0, one line each, no install tried"
 else bad "--for gpu, optional missing: exit $rc, '$out'"; fi
 
 deps "$T/full" "" --if-missing --for check
-if [ $rc -eq 0 ] && [ "$(optional_lines)" -eq 6 ] && grep -q 'update' "$T/apt.log" 2>/dev/null; then
+if [ $rc -eq 0 ] && [ "$(optional_lines)" -eq 7 ] && grep -q 'update' "$T/apt.log" 2>/dev/null; then
   ok "--for check, no mirror: optional ones tried, exit 0, one line each"
 else bad "--for check, no mirror: exit $rc, '$out'"; fi
 
