@@ -1,20 +1,20 @@
 # mk/core.mk — the allocator core built for the host (test harness) and its tests.
 
-CORE_SRCS := device/sem.c device/buddy.c device/blockcache.c device/fresh.c device/sizeclass.c device/reclaim.c device/grow.c device/tree.c device/slab.c device/heap.c \
-             device/single.c device/layout.c device/check.c device/host_prim.c
-CORE_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core/%.o)
-CORE_TSAN_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-tsan/%.o)
+CORE_SRCS := core/sem.c core/buddy.c core/blockcache.c core/fresh.c core/sizeclass.c core/reclaim.c core/grow.c core/tree.c core/slab.c core/heap.c \
+             core/single.c core/layout.c core/check.c core/host_prim.c
+CORE_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core/%.o)
+CORE_TSAN_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core-tsan/%.o)
 # With the chaos switch (yields at the allocator's racy points), for the chaos tests.
-CORE_CHAOS_OBJS := $(CORE_SRCS:device/%.c=$(BUILD)/core-chaos/%.o)
+CORE_CHAOS_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core-chaos/%.o)
 CORE_LIB := $(BUILD)/libdmcore.a
 CORE_TSAN_LIB := $(BUILD)/libdmcore-tsan.a
-CORE_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -DDM_DEBUG -Idevice
+CORE_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -DDM_DEBUG -Icore
 
-$(BUILD)/core/%.o: device/%.c device/*.h | $(BUILD)/core/.dir
+$(BUILD)/core/%.o: core/%.c core/*.h | $(BUILD)/core/.dir
 	$(CC) $(CORE_CFLAGS) -c $< -o $@
-$(BUILD)/core-tsan/%.o: device/%.c device/*.h | $(BUILD)/core-tsan/.dir
+$(BUILD)/core-tsan/%.o: core/%.c core/*.h | $(BUILD)/core-tsan/.dir
 	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=thread -c $< -o $@
-$(BUILD)/core-chaos/%.o: device/%.c device/*.h | $(BUILD)/core-chaos/.dir
+$(BUILD)/core-chaos/%.o: core/%.c core/*.h | $(BUILD)/core-chaos/.dir
 	$(CC) $(CORE_CFLAGS) -DDM_CHAOS -c $< -o $@
 $(CORE_LIB): $(CORE_OBJS)
 	ar rcs $@ $^
@@ -48,7 +48,7 @@ $(BUILD)/tests/test_first_contact_chaos: tests/unit/test_first_contact.c $(UNIT_
 CHECK_BINS += $(BUILD)/tests/test_first_contact_chaos
 
 # The layout at its size limits, under UBSan and ASan (layout.c from source).
-$(BUILD)/tests/test_layout_bounds: tests/unit/test_layout_bounds.c device/layout.c device/*.h $(CORE_LIB) | $(BUILD)/tests/.dir
-	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< device/layout.c -o $@ $(CORE_LIB) -lcmocka
+$(BUILD)/tests/test_layout_bounds: tests/unit/test_layout_bounds.c core/layout.c core/*.h $(CORE_LIB) | $(BUILD)/tests/.dir
+	$(CC) $(CORE_CFLAGS) -O1 -fsanitize=address,undefined -fno-sanitize-recover=all $< core/layout.c -o $@ $(CORE_LIB) -lcmocka
 
 CHECK_BINS += $(CORE_TEST_BINS) $(BUILD)/tests/test_stress_tsan $(BUILD)/tests/test_layout_bounds

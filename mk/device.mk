@@ -7,9 +7,9 @@
 #   build/nvcc-dlto                  the nvcc to use for -dlto links (see tools/cuda-dlto-toolkit.sh)
 
 # The core files the device library compiles (core_unity.h includes them):
-# every device/*.c but the host-only ones.
-DEVICE_CORE_SRCS := $(filter-out device/host_prim.c device/layout.c device/check.c device/single.c,$(wildcard device/*.c))
-DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h $(DEVICE_CORE_SRCS) device/*.h include/devmalloc.h
+# every core/*.c but the host-only ones.
+DEVICE_CORE_SRCS := $(filter-out core/host_prim.c core/layout.c core/check.c core/single.c,$(wildcard core/*.c))
+DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h $(DEVICE_CORE_SRCS) core/*.h include/devmalloc.h
 # Register cap of devmalloc's device code. Callers compiled against the
 # built-in malloc/free keep values in registers R32 and up across the call
 # (the stock implementation never touches them); a malloc compiled with more
@@ -19,7 +19,7 @@ DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h $(DEVICE_CORE_SRCS) 
 # no cap: a -dlto link compiles caller and allocator as one program (and
 # nvlink would otherwise cap every kernel of the program).
 DEVICE_MAXRREG := 32
-DEVICE_NVFLAGS := $(NVCC_FLAGS) -Idevice -rdc=true
+DEVICE_NVFLAGS := $(NVCC_FLAGS) -Icore -rdc=true
 DEVICE_ABI_FLAGS := -maxrregcount=$(DEVICE_MAXRREG)
 DEVICE_PTX_ARCH ?= 80
 
@@ -47,7 +47,7 @@ $(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
 
 # devmalloc_cuda_init(): host code only, so it is no part of the device link.
-$(BUILD)/device/cuda_init.o: device/cuda_init.cpp include/*.h | $(BUILD)/device/.dir
+$(BUILD)/device/cuda_init.o: host/heap/cuda_init.cpp include/*.h | $(BUILD)/device/.dir
 	$(CXX) -O2 -fPIC -Iinclude -I$(CUDA_HOME)/include -c $< -o $@
 
 # Architectures the toolkit targets below devmalloc's minimum (sm_80) get

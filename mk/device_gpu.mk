@@ -38,10 +38,10 @@ GPU_BINS += $(BUILD)/gpu/dm_reuse $(BUILD)/gpu/dm_reuse_plain
 
 # The device suite with a watchdog that prints the heap's state when it hangs
 # (a tool, not a suite case: tests/gpu/progs/dm_hangdump.cu).
-$(GPU_PROG_DIR)/heap_dump.o: tests/gpu/progs/heap_dump.c tests/gpu/progs/heap_dump.h device/*.h | $(GPU_PROG_DIR)/.dir
-	$(CC) $(HOST_CFLAGS) $(CPPFLAGS) -Idevice -c $< -o $@
+$(GPU_PROG_DIR)/heap_dump.o: tests/gpu/progs/heap_dump.c tests/gpu/progs/heap_dump.h core/*.h | $(GPU_PROG_DIR)/.dir
+	$(CC) $(HOST_CFLAGS) $(CPPFLAGS) -Icore -c $< -o $@
 $(GPU_PROG_DIR)/dm_hangdump: tests/gpu/progs/dm_hangdump.cu tests/gpu/progs/dm_suite.cu tests/gpu/progs/pass_fail.h $(GPU_PROG_DIR)/heap_dump.o $(DEVICE_LIB) $(HOST_LIB) | $(GPU_PROG_DIR)/.dir
-	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -Ihost/heap -Itests/gpu/progs $(NVCC_GENCODE) -rdc=true $< $(GPU_PROG_DIR)/heap_dump.o $(DM_RELINK_LIBS) -o $@
+	$(NVCC) -O2 -std=c++17 -Iinclude -Icore -Ihost/heap -Itests/gpu/progs $(NVCC_GENCODE) -rdc=true $< $(GPU_PROG_DIR)/heap_dump.o $(DM_RELINK_LIBS) -o $@
 GPU_BINS += $(GPU_PROG_DIR)/dm_hangdump
 
 # GPU suite (tests/gpu/cases/16_device_first.sh): a fresh heap's first

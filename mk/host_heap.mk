@@ -14,14 +14,14 @@ GROWTH_HOST_SRCS := host/heap/growth.c host/heap/grower.c $(BUILD)/host/trim_fat
 # minor version (devmalloc_stats_t grows between them).
 HOST_SONAME := libdevmalloc.so.$(shell sed -n 's/^\#define DEVMALLOC_VERSION_STRING "\([0-9]*\.[0-9]*\).*/\1/p' include/devmalloc.h)
 
-HOST_SRCS := host/heap/heap_runtime.c host/heap/stats_print.c device/layout.c device/check.c
+HOST_SRCS := host/heap/heap_runtime.c host/heap/stats_print.c core/layout.c core/check.c
 HOST_SRCS += $(GROWTH_HOST_SRCS)
 HOST_OBJS = $(patsubst %.c,$(BUILD)/host/%.o,$(notdir $(HOST_SRCS)))
-HOST_RT_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Idevice -Ihost/heap
+HOST_RT_CFLAGS := $(HOST_CFLAGS) $(CPPFLAGS) -Icore -Ihost/heap
 
-$(BUILD)/host/%.o: host/heap/%.c include/*.h device/*.h host/heap/*.h | $(BUILD)/host/.dir
+$(BUILD)/host/%.o: host/heap/%.c include/*.h core/*.h host/heap/*.h | $(BUILD)/host/.dir
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
-$(BUILD)/host/%.o: device/%.c include/*.h device/*.h | $(BUILD)/host/.dir
+$(BUILD)/host/%.o: core/%.c include/*.h core/*.h | $(BUILD)/host/.dir
 	$(CC) $(HOST_RT_CFLAGS) -c $< -o $@
 $(HOST_LIB): $(HOST_OBJS)
 	rm -f $@; ar rcs $@ $^
@@ -37,13 +37,13 @@ $(BUILD)/tests/test_heap_sizes: tests/unit/test_heap_sizes.c $(HOST_LIB) $(CORE_
 CHECK_BINS += $(BUILD)/tests/test_heap_sizes
 
 
-# The trim kernel (device/trim_kernel.cu: dm_grow_trim as a kernel), a fatbin
+# The trim kernel (host/heap/trim_kernel.cu: dm_grow_trim as a kernel), a fatbin
 # embedded in the host runtime as a C array and loaded per context at the
 # first trim.
-$(BUILD)/host/trim_kernel.fatbin: device/trim_kernel.cu $(DEVICE_CORE_SRCS) device/*.h | $(BUILD)/host/.dir
-	$(NVCC) -O2 -std=c++17 -Iinclude -Idevice -fatbin $(NVCC_GENCODE) $< -o $@
+$(BUILD)/host/trim_kernel.fatbin: host/heap/trim_kernel.cu $(DEVICE_CORE_SRCS) core/*.h | $(BUILD)/host/.dir
+	$(NVCC) -O2 -std=c++17 -Iinclude -Icore -fatbin $(NVCC_GENCODE) $< -o $@
 $(BUILD)/host/trim_fatbin.c: $(BUILD)/host/trim_kernel.fatbin
-	{ echo '/* generated from device/trim_kernel.cu by mk/host_heap.mk */'; \
+	{ echo '/* generated from host/heap/trim_kernel.cu by mk/host_heap.mk */'; \
 	  echo 'const unsigned char dm_trim_fatbin[] __attribute__((aligned(8))) = {'; \
 	  od -An -v -tx1 $< | sed 's/\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp && mv $@.tmp $@
 $(BUILD)/host/trim_fatbin.o: $(BUILD)/host/trim_fatbin.c

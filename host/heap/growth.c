@@ -11,7 +11,7 @@
  * (dm_grow_host_t in cuMemHostAlloc(DEVICEMAP) memory).
  *
  * Trim: dm_grow_trim runs as a kernel of the runtime's own module
- * (device/trim_kernel.cu, embedded as a fatbin, loaded in the heap's context
+ * (host/heap/trim_kernel.cu, embedded as a fatbin, loaded in the heap's context
  * at the first trim) on the heap's stream, beside the program's kernels; it
  * sets a ceiling at the new top, then grower.c unmaps the steps above it.
  *
@@ -322,7 +322,7 @@ static devmalloc_status_t growth_stats(devmalloc_heap_t *h, devmalloc_stats_t *o
 }
 
 /* ---- trim: a kernel of the runtime's own module ------------------------ */
-/* device/trim_kernel.cu, compiled to a fatbin and embedded (mk/host_heap.mk) */
+/* host/heap/trim_kernel.cu, compiled to a fatbin and embedded (mk/host_heap.mk) */
 extern const unsigned char dm_trim_fatbin[];
 
 /* Start dm_grow_trim on the device, on the heap's stream, beside whatever

@@ -29,7 +29,7 @@ struct devmalloc_heap {
 };
 
 /* Writes into device memory through the heap's own stream (the formatters of
- * device/layout.c take these as callbacks): heap_runtime.c. */
+ * core/layout.c take these as callbacks): heap_runtime.c. */
 typedef struct {
   CUdeviceptr base;
   CUstream stream;

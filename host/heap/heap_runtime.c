@@ -1,7 +1,7 @@
 /*
  * heap_runtime.c — devmalloc's host runtime (include/devmalloc.h): creates a
  * heap in a context's device memory, formats it (a memset plus a few small
- * copies, see device/layout.c), binds it to modules and libraries by writing
+ * copies, see core/layout.c), binds it to modules and libraries by writing
  * their `devmalloc_heap_desc` global, reads its counters, verifies it, and
  * frees it.
  *

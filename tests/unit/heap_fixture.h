@@ -11,7 +11,7 @@ typedef struct {
 } fixture_heap_t;
 
 /* Create (format) a heap of `bytes` with `narenas` arenas; aborts on failure.
- * As the runtime formats one: its chunks fresh (device/fresh.c). */
+ * As the runtime formats one: its chunks fresh (core/fresh.c). */
 void fixture_heap_init(fixture_heap_t *f, size_t bytes, unsigned narenas);
 /* The same without fresh chunks: the whole pool in the tree (for tests of the
  * tree's own behaviour). */

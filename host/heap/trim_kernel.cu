@@ -1,6 +1,6 @@
 /*
  * trim_kernel.cu — the host runtime's own device code: the trim of a heap
- * that grows (dm_grow_trim, device/grow.c) as a kernel, so that it runs where
+ * that grows (dm_grow_trim, core/grow.c) as a kernel, so that it runs where
  * the tree lives, safely beside kernels that allocate and free. Compiled to a
  * fatbin that libdevmalloc embeds (mk/host_heap.mk) and loads per context at the
  * first trim (host/heap/growth.c); not part of the device library.

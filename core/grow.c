@@ -27,7 +27,7 @@
  *   to the new top and set `ghost->ceiling` there, so no request gives
  *   those granules to the tree again; the host unmaps everything above the
  *   ceiling, lowers `mapped`, then clears the ceiling. On the GPU it runs as
- *   a kernel (device/trim_kernel.cu) beside the program's kernels.
+ *   a kernel (host/heap/trim_kernel.cu) beside the program's kernels.
  *
  * Locking: the growth lock (a spin lock in dm_grow_t) is taken on slow paths
  * only, never while a node or bin lock is held; under it the holder takes

@@ -1,7 +1,7 @@
 /*
  * heap.c — the heap as a whole: large blocks (buddy tree), the counters, and
  * the arena of the caller. Slab requests are served by slab.c; the callers
- * (device/devmalloc.cu on the GPU, device/single.c for one caller, as in the
+ * (device/devmalloc.cu on the GPU, core/single.c for one caller, as in the
  * host tests) combine the two, and devmalloc.cu aggregates requests of a warp.
  * Calls run one way: heap.c -> slab.c -> tree.c -> grow.c -> reclaim.c ->
  * fresh.c -> blockcache.c -> buddy.c -> sem.c (tree.c: requests to the tree
