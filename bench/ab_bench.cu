@@ -20,7 +20,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
-#include "../interpose/options/opt_parse.h" /* the project's one size syntax */
+#include "../host/options/opt_parse.h" /* the project's one size syntax */
 #ifdef DM_BENCH_DEVMALLOC
 #include "devmalloc_cuda.h"
 static const char *variant = "devmalloc";
@@ -580,7 +580,7 @@ static void usage() {
   exit(2);
 }
 
-/* The project's one size syntax (interpose/options/opt_parse.h): 4096, 64M, 1.5G. */
+/* The project's one size syntax (host/options/opt_parse.h): 4096, 64M, 1.5G. */
 static size_t parse_bytes(const char *s) {
   uint64_t v;
   if (dm_parse_bytes(s, &v) || v > SIZE_MAX) {

@@ -46,6 +46,6 @@ NVCC_DLTO      := $(BUILD)/nvcc-dlto
 # The shim's and the host pool's folders: sources include across folders by
 # "folder/name.h" from these roots; tests name headers bare.
 SHIM_FOLDERS   := interpose/driver interpose/image interpose/relink interpose/observe \
-                  interpose/options host/pool
+                  host/options host/pool
 SHIM_INC       := -Iinterpose -Ihost $(addprefix -I,$(SHIM_FOLDERS))
 LTO_GENCODE    := $(foreach a,$(GPU_ARCHS),-gencode arch=compute_$(a),code=lto_$(a))

@@ -7,8 +7,8 @@
 #   $(BUILD)/pool/pool_bench       benchmark, pool vs cudaMalloc vs cudaMallocAsync (GPU_BINS)
 
 POOL_SRCS := host/pool/pool_tree.c host/pool/pool.c host/pool/pool_config.c host/pool/pool_hooks.c
-POOL_HDRS := $(wildcard host/pool/*.h) interpose/options/options.h \
-             interpose/options/options.def interpose/options/opt_parse.h
+POOL_HDRS := $(wildcard host/pool/*.h) host/options/options.h \
+             host/options/options.def host/options/opt_parse.h
 POOL_OBJS := $(patsubst %.c,$(BUILD)/pool/%.o,$(notdir $(POOL_SRCS)))
 POOL_TSAN_OBJS := $(patsubst %.c,$(BUILD)/pool/tsan/%.o,$(notdir $(POOL_SRCS)))
 POOL_TSAN_LIB := $(BUILD)/pool/libdevmalloc_pool_tsan.a

@@ -1,5 +1,5 @@
 # mk/interpose_driver.mk — the LD_PRELOAD shim build/libdevmalloc_preload.so
-# (interpose/driver/, with interpose/observe/ and interpose/options/), the
+# (interpose/driver/, with interpose/observe/ and host/options/), the
 # CLI, its host tests and the GPU test programs of tests/gpu/cases/50_shim_*.sh.
 #
 # The shim links, all static and hidden (-Wl,--exclude-libs,ALL + a version
@@ -16,7 +16,7 @@
 SHIM          := $(BUILD)/libdevmalloc_preload.so
 SHIM_DIR      := $(BUILD)/interpose
 # The shim's own sources, by folder (the re-link and the pool come as parts).
-OPTIONS_SRCS  := $(addprefix interpose/options/,options.c options_obs.c process.c)
+OPTIONS_SRCS  := $(addprefix host/options/,options.c options_obs.c process.c)
 SHIM_SRCS     := $(addprefix interpose/driver/,array.c bind.c ctxtab.c dlsym.c driver.c \
                    elf_lazy.c graphs.c hook_ctx.c hook_graph.c hook_launch.c hook_load.c jit_ahead.c \
                    hook_mem.c hook_procaddr.c hook_sync.c hooks.c fork.c limit.c owners.c \
@@ -41,7 +41,7 @@ define SHIM_RULE
 $$(SHIM_DIR)/%.o: $(1)/%.c $$(SHIM_HDRS) | $$(SHIM_DIR)/.dir
 	$$(CC) $$(SHIM_CFLAGS) -c $$< -o $$@
 endef
-$(foreach d,interpose/driver interpose/image interpose/observe interpose/options,$(eval $(call SHIM_RULE,$(d))))
+$(foreach d,interpose/driver interpose/image interpose/observe host/options,$(eval $(call SHIM_RULE,$(d))))
 $(SHIM_DIR)/dlsym_entry.o: interpose/driver/dlsym_entry.S | $(SHIM_DIR)/.dir
 	$(CC) -fPIC -c $< -o $@
 
@@ -64,17 +64,17 @@ $(SHIM): $(SHIM_OBJS) $(SHIM_DIR)/forwarders.o $(SHIM_FWD_LIBS) interpose/driver
 
 # The CLI: tools/devmalloc with its version and the option list generated
 # from options.def (tools/options_help.c) filled in.
-$(BUILD)/options_help: tools/options_help.c interpose/options/options.def interpose/options/opt_parse.h | $(BUILD)/.dir
-	$(CC) $(HOST_CFLAGS) -Iinterpose/options $< -o $@ -lm
+$(BUILD)/options_help: tools/options_help.c host/options/options.def host/options/opt_parse.h | $(BUILD)/.dir
+	$(CC) $(HOST_CFLAGS) -Ihost/options $< -o $@ -lm
 $(BUILD)/devmalloc: tools/devmalloc $(BUILD)/options_help include/devmalloc.h
 	awk -v h=$(BUILD)/options_help '$$0=="@OPTIONS_HELP@" {system(h); next} {print}' $< | \
 	  sed 's/"@VERSION@"/"$(DM_VERSION)"/' > $@ && chmod +x $@
 
 # The environment's options checked up front (`devmalloc run`, `devmalloc
 # check-env`): the options table's parser alone.
-$(BUILD)/devmalloc-check-env: tools/check_env.c $(addprefix interpose/options/,options.c options_obs.c) \
-    interpose/options/options.def interpose/options/options.h interpose/options/opt_parse.h | $(BUILD)/.dir
-	$(CC) $(HOST_CFLAGS) -Iinterpose/options $(filter %.c,$^) -o $@ -lm
+$(BUILD)/devmalloc-check-env: tools/check_env.c $(addprefix host/options/,options.c options_obs.c) \
+    host/options/options.def host/options/options.h host/options/opt_parse.h | $(BUILD)/.dir
+	$(CC) $(HOST_CFLAGS) -Ihost/options $(filter %.c,$^) -o $@ -lm
 
 # The options and the log alone, for programs that link the re-link without
 # the shim (its tests, fuzz target).

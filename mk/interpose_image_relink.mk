@@ -187,7 +187,7 @@ define FUZZ_OBJ_RULE
 $$(FUZZ_DIR)/obj/%.o: $(1)/%.c $$(RELINK_HDRS) $$(SHIM_HDRS) | $$(FUZZ_DIR)/obj/.dir
 	$$(FUZZ_CC) $$(FUZZ_FLAGS) -c $$< -o $$@
 endef
-$(foreach d,interpose/image interpose/relink interpose/options,$(eval $(call FUZZ_OBJ_RULE,$(d))))
+$(foreach d,interpose/image interpose/relink host/options,$(eval $(call FUZZ_OBJ_RULE,$(d))))
 define FUZZ_BIN_RULE
 $$(FUZZ_DIR)/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/guarded.h tests/unit/fake_jit.h \
     $$(RELINK_HDRS) $$(SHIM_HDRS) $$(call FUZZ_OBJS,$$(FUZZ_SRCS_$(1))) | $$(FUZZ_DIR)/.dir

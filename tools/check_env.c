@@ -1,6 +1,6 @@
 /*
  * check_env.c — devmalloc-check-env: the environment's DEVMALLOC_* options
- * checked up front with the shim's own parser (interpose/options/), so that
+ * checked up front with the shim's own parser (host/options/), so that
  * a bad value is seen before the program runs, even in a process that would
  * never reach CUDA. Each malformed value and each DEVMALLOC_* name that is
  * no option is one line on stderr (the shim's warning text); a value raised

@@ -1,6 +1,6 @@
 /*
  * options_help.c — print the environment-variable section of `devmalloc
- * --help` from the options table (interpose/options/options.def): name, default,
+ * --help` from the options table (host/options/options.def): name, default,
  * valid forms and the one-line doc. Run at build time; its output replaces
  * the @OPTIONS_HELP@ line of tools/devmalloc in the built CLI.
  * Locking: none (a build tool).

@@ -1,6 +1,6 @@
 /*
  * pool_config.c — parsing of DEVMALLOC_HOST_POOL values (see pool_config.h),
- * with the option parser shared by every part (interpose/options/opt_parse.h).
+ * with the option parser shared by every part (host/options/opt_parse.h).
  * Locking: none (pure).
  */
 #include "pool_config.h"
@@ -13,7 +13,7 @@
 #include "pool.h"
 #include "options/opt_parse.h"
 
-/* The shared option syntax (interpose/options/opt_parse.h): off/no/false/0, auto/
+/* The shared option syntax (host/options/opt_parse.h): off/no/false/0, auto/
  * on/yes/true/1, or a byte count (4G, 1.5G); an empty value is off. */
 int dm_pool_parse_option(const char *s, dm_pool_mode_t *mode, size_t *bytes) {
   if (!mode || !bytes) return DM_POOL_EINVAL;

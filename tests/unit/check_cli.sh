@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_cli.sh — the user-facing scripts without a GPU:
-#   - build/devmalloc --help lists every option of interpose/options/options.def;
+#   - build/devmalloc --help lists every option of host/options/options.def;
 #     --version on the CLI (also after `run`) and on devmalloc-inspect;
 #   - `devmalloc run`: every option with a value as --opt X and --opt=X, -vv,
 #     a missing shim refused, bad DEVMALLOC_* values refused before the
@@ -21,7 +21,7 @@ bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 
 ver=$(sed -n 's/^#define DEVMALLOC_VERSION_STRING "\(.*\)"/\1/p' include/devmalloc.h)
 help=$("$B/devmalloc" --help)
-missing=$(grep -o '"DEVMALLOC_[A-Z_]*"' interpose/options/options.def | tr -d '"' |
+missing=$(grep -o '"DEVMALLOC_[A-Z_]*"' host/options/options.def | tr -d '"' |
           while read -r v; do grep -q "^  $v  (default" <<<"$help" || echo "$v"; done)
 [ -z "$missing" ] && ok "devmalloc --help lists every option" || bad "devmalloc --help misses: $missing"
 grep -q "values: a byte count" <<<"$help" && ok "devmalloc --help gives the value forms" ||

@@ -1,5 +1,5 @@
 /*
- * test_log.c — DEVMALLOC_LOG (interpose/options/process.c) opened safely: not through a
+ * test_log.c — DEVMALLOC_LOG (host/options/process.c) opened safely: not through a
  * symbolic link (the link's target stays untouched and messages go to
  * stderr), not blocking on a FIFO nobody reads, created mode 0600, appended.
  */
