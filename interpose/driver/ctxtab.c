@@ -120,26 +120,13 @@ static void apply_heap_options(devmalloc_heap_t *h, const dm_options_t *o, unsig
            dm_heap_ops->status_string(st));
 }
 
-/* DEVMALLOC_GROW: a heap that grows. Maximum: DEVMALLOC_HEAP_SIZE if set,
- * else the application's limit if it set one and DEVMALLOC_LIMIT_IS_MAX (the
- * default: NULL beyond it, as with the stock heap), else the device's memory
- * (0). Initial: DEVMALLOC_HEAP_INITIAL, or the application's limit when that
- * is not the maximum (DEVMALLOC_LIMIT_IS_MAX=0: it is then the size the heap
- * starts with); never above the maximum. `fixed` bytes where the device has
- * no VMM (the fixed heap's usual size). */
+/* DEVMALLOC_GROW: a heap that grows, sized by limit.c (dm_limit_grow_bytes);
+ * `fixed` bytes where the device has no VMM (the fixed heap's usual size). */
 static devmalloc_status_t create_growing(CUcontext ctx, const dm_options_t *o, const dm_limit_t *l,
                                          size_t fixed, uint64_t fr, devmalloc_grow_config_t *gc,
                                          devmalloc_heap_t **h, const char **notice) {
   memset(gc, 0, sizeof *gc);
-  if (o->heap_size.kind != DM_SIZE_UNSET)
-    gc->max = (size_t)dm_size_resolve(&o->heap_size, fr);
-  else if (l->app_set && o->limit_is_max)
-    gc->max = l->app_value;
-  gc->initial = (size_t)o->heap_initial;
-  if (l->app_set && !o->limit_is_max) gc->initial = l->app_value;
-  if (gc->max && gc->max < DM_MIN_HEAP_BYTES) gc->max = DM_MIN_HEAP_BYTES;
-  if (gc->max && gc->initial > gc->max) gc->initial = gc->max;
-  if (gc->initial < DM_MIN_HEAP_BYTES) gc->initial = DM_MIN_HEAP_BYTES;
+  dm_limit_grow_bytes(l, &o->heap_size, fr, (size_t)o->heap_initial, o->limit_is_max, &gc->max, &gc->initial);
   gc->step = (size_t)o->grow_step;
   gc->watermark = (size_t)o->grow_watermark;
   /* The runtime reads a wait of 0 as "its default" (200 ms); DEVMALLOC_GROW_WAIT=0

@@ -27,6 +27,13 @@
  *     with devmalloc was seen; else 0 = "ask the driver" (stock value).
  *   heap bytes: DEVMALLOC_HEAP_SIZE, else the application's value, else
  *     256 MiB; at least 1 MiB.
+ *   a heap that grows: its maximum is DEVMALLOC_HEAP_SIZE if set, else the
+ *     application's value if it set one and DEVMALLOC_LIMIT_IS_MAX (the
+ *     default: NULL beyond it, as with the stock heap), else 0 (the
+ *     device's memory); it starts with DEVMALLOC_HEAP_INITIAL, or the
+ *     application's value when that is not the maximum; never above the
+ *     maximum; both at least 1 MiB.
+ * The heap-size policy is here alone; ctxtab.c creates what it says.
  *
  * May call: options/ (size values).
  *
@@ -55,6 +62,21 @@ size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env, uint64
   else
     b = DM_DEFAULT_HEAP_BYTES;
   return b < DM_MIN_HEAP_BYTES ? DM_MIN_HEAP_BYTES : b;
+}
+
+void dm_limit_grow_bytes(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes, size_t initial,
+                         int limit_is_max, size_t *max_out, size_t *initial_out) {
+  size_t max = 0;
+  if (env && env->kind != DM_SIZE_UNSET)
+    max = (size_t)dm_size_resolve(env, free_bytes);
+  else if (l->app_set && limit_is_max)
+    max = l->app_value;
+  if (l->app_set && !limit_is_max) initial = l->app_value;
+  if (max && max < DM_MIN_HEAP_BYTES) max = DM_MIN_HEAP_BYTES;
+  if (max && initial > max) initial = max;
+  if (initial < DM_MIN_HEAP_BYTES) initial = DM_MIN_HEAP_BYTES;
+  *max_out = max;
+  *initial_out = initial;
 }
 
 size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes,

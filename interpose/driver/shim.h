@@ -172,6 +172,11 @@ size_t dm_limit_report(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t f
                        int devmalloc_seen);
 /* Bytes for a new heap. */
 size_t dm_limit_heap_bytes(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes);
+/* A new heap that grows: its maximum (0: the device's memory) and the bytes
+ * it starts with. `initial` is DEVMALLOC_HEAP_INITIAL, `limit_is_max`
+ * DEVMALLOC_LIMIT_IS_MAX. */
+void dm_limit_grow_bytes(const dm_limit_t *l, const dm_opt_size_t *env, uint64_t free_bytes, size_t initial,
+                         int limit_is_max, size_t *max_out, size_t *initial_out);
 
 /* ---- parts.c : the other parts, behind tables for tests ------------------ */
 /* parts.c is the one file that names the host runtime's API, the re-link's

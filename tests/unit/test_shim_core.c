@@ -47,6 +47,26 @@ static void t_limit(void **st) {
   assert_int_equal(dm_limit_report(&l, &env, 0, 0), 32u << 20);   /* the real heap */
   dm_limit_t tiny = {.app_set = 1, .app_value = 4096};
   assert_int_equal(dm_limit_heap_bytes(&tiny, &unset, 0), DM_MIN_HEAP_BYTES);
+  /* a heap that grows: maximum from the option, else the application's limit
+   * (when it is the maximum), else 0; initial never above the maximum, both
+   * at least the floor */
+  size_t mx, in;
+  dm_limit_t none = {0}, app = {.app_set = 1, .app_value = 48u << 20};
+  dm_limit_grow_bytes(&none, &unset, 0, 64u << 20, 1, &mx, &in);
+  assert_int_equal(mx, 0);
+  assert_int_equal(in, 64u << 20);
+  dm_limit_grow_bytes(&app, &unset, 0, 64u << 20, 1, &mx, &in);
+  assert_int_equal(mx, 48u << 20); /* the limit is the maximum */
+  assert_int_equal(in, 48u << 20); /* the initial size is capped to it */
+  dm_limit_grow_bytes(&app, &env, 0, 64u << 20, 1, &mx, &in);
+  assert_int_equal(mx, 96u << 20); /* DEVMALLOC_HEAP_SIZE wins */
+  assert_int_equal(in, 64u << 20);
+  dm_limit_grow_bytes(&app, &unset, 0, 64u << 20, 0, &mx, &in);
+  assert_int_equal(mx, 0); /* DEVMALLOC_LIMIT_IS_MAX=0: the limit is where it starts */
+  assert_int_equal(in, 48u << 20);
+  dm_limit_grow_bytes(&tiny, &unset, 0, 4096, 1, &mx, &in);
+  assert_int_equal(mx, DM_MIN_HEAP_BYTES);
+  assert_int_equal(in, DM_MIN_HEAP_BYTES);
   /* a heap that grows: any value up to its maximum is a statement of need */
   dm_limit_t g = {.app_set = 1,
                   .app_value = 32u << 20,
