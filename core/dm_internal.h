@@ -112,6 +112,11 @@ DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes);
+/* `bytes` of the pool are no longer held (before they can be reused): the one
+ * place the footprint is lowered, as dm_heap_hold is the one it is raised. */
+static DM_INLINE void dm_heap_unhold(dm_heap_t *h, uint64_t bytes) {
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes);
+}
 DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size);
 DM_FN uint64_t dm_heap_node_bytes(const dm_heap_t *h, uint64_t node);
 DM_FN void dm_check_arm(char *p, uint64_t size, uint64_t bytes);

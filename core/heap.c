@@ -134,7 +134,7 @@ DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, 
   }
   char *p = dm_buddy_addr(&h->buddy, node);
   if (((uint64_t)(uintptr_t)p & (align - 1)) != 0) { /* beyond the pool's own alignment */
-    dm_add64(&h->hstats->footprint, (uint64_t)0 - dm_heap_node_bytes(h, node));
+    dm_heap_unhold(h, dm_heap_node_bytes(h, node));
     dm_buddy_free(&h->buddy, node);
     dm_heap_note_failure(h, arena, 1);
     return 0;
@@ -162,7 +162,7 @@ DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
 /* Free k = 2^j allocated blocks: the run under node y (j = 0: one block). */
 DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
   uint64_t bytes = dm_heap_node_bytes(h, y);
-  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes); /* before the memory can be reused */
+  dm_heap_unhold(h, bytes); /* before the memory can be reused */
   if (j) dm_buddy_join_run(&h->buddy, y, j);
   if (!dm_bcache_put(h, y)) dm_buddy_free(&h->buddy, y);
   dm_add64(&h->astats[arena].large_frees, 1ull << j);

@@ -19,7 +19,7 @@
  * when the chunk went back. */
 static DM_COLD int chunk_release(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   if (!chunk_unbin(h, idx, tag)) return 0;
-  dm_add64(&h->hstats->footprint, (uint64_t)0 - DM_CHUNK_BYTES);
+  dm_heap_unhold(h, DM_CHUNK_BYTES);
   dm_buddy_free(&h->buddy, dm_buddy_node_at(&h->buddy, DM_CHUNK_ORDER, (uint64_t)idx << DM_CHUNK_SHIFT));
   return 1;
 }
