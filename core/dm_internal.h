@@ -99,6 +99,7 @@ DM_FN uint64_t dm_reclaim_span(const dm_heap_t *h);
 /* tree.c */
 DM_FN uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
 DM_FN int dm_tree_no_room(dm_heap_t *h, uint32_t order);
+DM_FN uint32_t dm_tree_take_chunks(dm_heap_t *h, uint32_t k, uint32_t *idx);
 
 /* heap.c */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);

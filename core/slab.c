@@ -489,30 +489,10 @@ static DM_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, run, way, expected, g)) return 1;
   }
-  /* a fresh heap's chunks first (one fetch-add for the run), then freed
-   * chunk-sized blocks the block cache keeps (a ring operation each) */
-  uint32_t first;
-  if ((got = dm_fresh_take(h, k, &first)) != 0)
-    for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
-  for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
-    idx[got++] = (uint32_t)(dm_buddy_node_offset(&h->buddy, y) >> DM_CHUNK_SHIFT);
-  uint32_t counted = 0; /* chunks that dm_tree_alloc counted in the footprint */
-  if (!got) {
-    uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
-    got = k;
-    if (!node) {
-      got = counted = 1;
-      node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
-    }
-    if (!node) {
-      dm_sem_signal(&b->sem, 0, expected);
-      return 0;
-    }
-    uint32_t first = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
-    for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
+  if (!(got = dm_tree_take_chunks(h, k, idx))) {
+    dm_sem_signal(&b->sem, 0, expected);
+    return 0;
   }
-  uint64_t bytes = (uint64_t)(got - counted) << DM_CHUNK_SHIFT; /* held from now (tree.c) */
-  if (bytes) dm_heap_hold(h, bytes);
   *g = chunk_format(h, idx[0], rv->arena, rv->cls, way, n);
   bin_add_chunks(h, b, rv->arena, rv->cls, way, idx, got, n, cap, expected);
   return 1;

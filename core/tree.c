@@ -121,3 +121,31 @@ DM_COLD uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k) {
     if (ns < 8192) ns *= 2;
   }
 }
+
+/* Up to k chunks for a bin's grow (slab.c), their indices in idx, counted in
+ * the footprint: a fresh heap's first (one fetch-add for the run), then freed
+ * chunk-sized blocks the block cache keeps (a ring operation each), else a
+ * run of k from the tree, else one through dm_tree_alloc. Returns how many
+ * (0: none could be had). The one way the slab gets chunks. */
+DM_FN uint32_t dm_tree_take_chunks(dm_heap_t *h, uint32_t k, uint32_t *idx) {
+  uint32_t first, got;
+  if ((got = dm_fresh_take(h, k, &first)) != 0)
+    for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
+  for (uint64_t y; got < k && (y = dm_bcache_take(h, DM_CHUNK_ORDER)) != 0;)
+    idx[got++] = (uint32_t)(dm_buddy_node_offset(&h->buddy, y) >> DM_CHUNK_SHIFT);
+  uint32_t counted = 0; /* chunks that dm_tree_alloc counted in the footprint */
+  if (!got) {
+    uint64_t node = k > 1 ? dm_buddy_alloc_run(&h->buddy, DM_CHUNK_ORDER, k) : 0;
+    got = k;
+    if (!node) {
+      got = counted = 1;
+      node = dm_tree_alloc(h, DM_CHUNK_ORDER, 1);
+    }
+    if (!node) return 0;
+    uint32_t first = (uint32_t)(dm_buddy_node_offset(&h->buddy, node) >> DM_CHUNK_SHIFT);
+    for (uint32_t i = 0; i < got; i++) idx[i] = first + i;
+  }
+  uint64_t bytes = (uint64_t)(got - counted) << DM_CHUNK_SHIFT; /* held from now */
+  if (bytes) dm_heap_hold(h, bytes);
+  return got;
+}
