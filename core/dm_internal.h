@@ -113,6 +113,11 @@ DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes);
+/* A small request's size rounded to the heap's granule (round + 1 bytes:
+ * a 32-byte sector by default; see dm_heap_request_size). */
+static DM_INLINE uint64_t dm_heap_round(const dm_heap_t *h, uint64_t size) {
+  return (size + h->round) & ~(uint64_t)h->round;
+}
 /* `bytes` of the pool are no longer held (before they can be reused): the one
  * place the footprint is lowered, as dm_heap_hold is the one it is raised. */
 static DM_INLINE void dm_heap_unhold(dm_heap_t *h, uint64_t bytes) {

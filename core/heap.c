@@ -35,7 +35,7 @@
 DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size) {
   if (size < h->min_block) size = h->min_block;
   if (h->check) size += DM_CHECK_TAIL;
-  return size <= DM_SLAB_MAX ? (size + h->round) & ~(uint64_t)h->round : size;
+  return size <= DM_SLAB_MAX ? dm_heap_round(h, size) : size;
 }
 
 /* Check mode (DEVMALLOC_CHECK). A block of `bytes` handed out for a request of

@@ -251,7 +251,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
       (align & (align - 1)) != 0)
     return dm_warp_malloc_slow(size, align);
   if (size < h->min_block) size = h->min_block;
-  size = (size + h->round) & ~(size_t)h->round; /* dm_heap_request_size */
+  size = dm_heap_round(h, size);
   int cls = dm_class_of(size, DM_MIN_ALIGN);
   if (cls < 0) return dm_warp_malloc_slow(size, align);
   uint32_t arena = dm_heap_arena(h);

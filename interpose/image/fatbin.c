@@ -4,23 +4,8 @@
  */
 #include "fatbin.h"
 #include "relink_err.h"
+#include "bytes.h"
 #include <string.h>
-
-static uint16_t rd16(const uint8_t *p) {
-  uint16_t v;
-  memcpy(&v, p, 2);
-  return v;
-}
-static uint32_t rd32(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static uint64_t rd64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
 
 dm_image_kind_t dm_image_kind(const void *p, size_t len) {
   if (!p || len < 4) return DM_IMG_UNKNOWN;

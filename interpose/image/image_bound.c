@@ -15,6 +15,7 @@
  */
 #include "image.h"
 #include "relink_err.h"
+#include "bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,22 +30,6 @@
 #define ELF_SHDR 64u
 #define PROBE_PAGES 64 /* pages probed per system call */
 #define PTX_WINDOW ((size_t)PROBE_PAGES * 4096)
-
-static uint16_t rd16(const unsigned char *p) {
-  uint16_t v;
-  memcpy(&v, p, 2);
-  return v;
-}
-static uint32_t rd32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static uint64_t rd64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
 
 /* One byte of each page in [b, b+n) through the pipe fallback: write() reports
  * EFAULT for memory it cannot read. */

@@ -22,6 +22,7 @@
  * Locking: none (pure functions over the caller's image).
  */
 #include "image.h"
+#include "bytes.h"
 #include "devmalloc.h"
 
 #include <string.h>
@@ -29,22 +30,6 @@
 #define FATBIN_MAGIC 0xBA55ED50u
 #define ENTRY_COMPRESSED (0x2000u | 0x8000u)
 #define ENTRY_FIELDS 0x30u /* an entry header reaches at least past its flags */
-
-static uint32_t rd32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static uint64_t rd64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-static uint16_t rd16(const unsigned char *p) {
-  uint16_t v;
-  memcpy(&v, p, 2);
-  return v;
-}
 
 static int has_name(const void *p, size_t n) {
   return memmem(p, n, DEVMALLOC_DESC_SYMBOL, sizeof DEVMALLOC_DESC_SYMBOL - 1) != NULL;

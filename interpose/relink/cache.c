@@ -5,6 +5,7 @@
  */
 #include "cache.h"
 #include "crc32c.h"
+#include "image/bytes.h"
 #include "image/relink_err.h"
 #include <fcntl.h>
 #include <limits.h>
@@ -134,29 +135,16 @@ static void entry_name(const dm_cache_key_t *k, char name[80]) {
   snprintf(name, 80, "%s.cubin", hex);
 }
 
-static void put_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static uint32_t get_u32(const uint8_t *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
-static uint64_t get_u64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v;
-}
-
 /* Header: magic[8] format u32 hdrsize u32 size u64 pad[8] key[32] sum[32]
  * (sum: the payload's CRC-32C in its first 4 bytes, zeros after). */
 static void make_header(uint8_t h[DM_CACHE_HDR], const dm_cache_key_t *k, const void *data, size_t size) {
   memset(h, 0, DM_CACHE_HDR);
   memcpy(h, DM_CACHE_MAGIC, 8);
-  put_u32(h + 8, DM_CACHE_FORMAT);
-  put_u32(h + 12, DM_CACHE_HDR);
-  put_u64(h + 16, size);
+  wr32(h + 8, DM_CACHE_FORMAT);
+  wr32(h + 12, DM_CACHE_HDR);
+  wr64(h + 16, size);
   memcpy(h + 32, k->b, 32);
-  put_u32(h + 64, dm_crc32c(data, size));
+  wr32(h + 64, dm_crc32c(data, size));
 }
 
 /* Map the whole pages of a fresh buffer in one call before a read fills it:
@@ -249,8 +237,8 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data, size_t *si
     close(fd);
     return bad_entry(c, name, &st, why, whylen, "is truncated");
   }
-  uint64_t n = get_u64(h + 16);
-  if (memcmp(h, DM_CACHE_MAGIC, 8) || get_u32(h + 8) != DM_CACHE_FORMAT || get_u32(h + 12) != DM_CACHE_HDR ||
+  uint64_t n = rd64(h + 16);
+  if (memcmp(h, DM_CACHE_MAGIC, 8) || rd32(h + 8) != DM_CACHE_FORMAT || rd32(h + 12) != DM_CACHE_HDR ||
       memcmp(h + 32, k->b, 32) || n != (uint64_t)st.st_size - DM_CACHE_HDR) {
     close(fd);
     return bad_entry(c, name, &st, why, whylen, "has a bad header");
@@ -264,7 +252,7 @@ int dm_cache_get(dm_cache_t *c, const dm_cache_key_t *k, void **data, size_t *si
   rc = read_all(fd, buf, n);
   close(fd);
   uint8_t sum[32] = {0};
-  if (rc == 0) put_u32(sum, dm_crc32c(buf, n));
+  if (rc == 0) wr32(sum, dm_crc32c(buf, n));
   if (rc != 0 || memcmp(sum, h + 64, 32)) {
     free(buf);
     return bad_entry(c, name, &st, why, whylen, rc ? "is truncated" : "fails its checksum");
