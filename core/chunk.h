@@ -179,4 +179,35 @@ static DM_INLINE int chunk_unbin(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   return out;
 }
 
+/* Chunk idx of `tag` has room again: flag it (once) and push it on its bin's
+ * re-list stack, so that a search lists it. v: `live` as the caller's update
+ * left it (the CAS fails if it moved since). Nothing when the chunk left the
+ * bin meanwhile (emptied and returned: the tag differs) or is flagged
+ * already (on the stack, not drained yet: the drain lists it). */
+static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag, uint64_t v) {
+  uint64_t *live = &h->chunks[idx].live;
+  for (;;) {
+    if ((uint32_t)(v >> 32) != tag || ((uint32_t)v & DM_LIVE_PEND)) return;
+    uint64_t old = dm_cas64(live, v, v | DM_LIVE_PEND);
+    if (old == v) break;
+    v = old;
+  }
+  way_push(h, bin_way(h, bin_at(h, tag_arena(tag), tag_class(tag)), live_way(v) & h->way_mask), idx);
+}
+
+/* Lower chunk idx's `used` by n: slots freed, or units a pin added and gives
+ * back. `used` only ever moves by atomic adds, and may pass `cap` for a
+ * moment (a pin adds what it wants before it knows what fits), so the
+ * decrement that takes it from >= cap to below re-lists the chunk (a search
+ * may have dropped it from the list while it looked full), and the one that
+ * takes it to 0 marks the heap for the reclaim pass. */
+static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
+  uint64_t old = dm_add64(&h->chunks[idx].live, (uint64_t)0 - n);
+  uint32_t tag = (uint32_t)(old >> 32), used = live_used(old);
+  if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
+  uint32_t cap = h->classes[tag_class(tag)].nslots;
+  if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
+  if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
+}
+
 #endif /* DM_CHUNK_H */

@@ -16,5 +16,6 @@
 #include "grow.c"
 #include "tree.c"
 #include "slab.c"
+#include "slab_free.c"
 #include "heap.c"
 #endif

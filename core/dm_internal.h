@@ -85,6 +85,8 @@ DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv);
 DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap);
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
 DM_FN char *dm_grant_slot(dm_grant_t g, int k);
+
+/* slab_free.c */
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
                          uint32_t *tag);
 DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);

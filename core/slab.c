@@ -156,37 +156,6 @@ static DM_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t aren
   return g;
 }
 
-/* Chunk idx of `tag` has room again: flag it (once) and push it on its bin's
- * re-list stack, so that a search lists it. v: `live` as the caller's update
- * left it (the CAS fails if it moved since). Nothing when the chunk left the
- * bin meanwhile (emptied and returned: the tag differs) or is flagged
- * already (on the stack, not drained yet: the drain lists it). */
-static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag, uint64_t v) {
-  uint64_t *live = &h->chunks[idx].live;
-  for (;;) {
-    if ((uint32_t)(v >> 32) != tag || ((uint32_t)v & DM_LIVE_PEND)) return;
-    uint64_t old = dm_cas64(live, v, v | DM_LIVE_PEND);
-    if (old == v) break;
-    v = old;
-  }
-  way_push(h, bin_way(h, bin_at(h, tag_arena(tag), tag_class(tag)), live_way(v) & h->way_mask), idx);
-}
-
-/* Lower chunk idx's `used` by n: slots freed, or units a pin added and gives
- * back. `used` only ever moves by atomic adds, and may pass `cap` for a
- * moment (a pin adds what it wants before it knows what fits), so the
- * decrement that takes it from >= cap to below re-lists the chunk (a search
- * may have dropped it from the list while it looked full), and the one that
- * takes it to 0 marks the heap for the reclaim pass. */
-static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
-  uint64_t old = dm_add64(&h->chunks[idx].live, (uint64_t)0 - n);
-  uint32_t tag = (uint32_t)(old >> 32), used = live_used(old);
-  if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
-  uint32_t cap = h->classes[tag_class(tag)].nslots;
-  if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
-  if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
-}
-
 /* Pin up to `want` slots of chunk idx for tag. Returns the number pinned;
  * *before is the chunk's count before (a good place to look for free bits:
  * a chunk fills from low words up, so the count says where free bits start)
@@ -727,59 +696,4 @@ DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
     }
     if (!resv_steal(h, rv, n)) return g; /* out of memory */
   }
-}
-
-/* Where a slab pointer lives, and its chunk's tag (stable while the caller
- * holds the slot: the free's commit uses it, so the chunk's `live` word is
- * read once on the way). Returns DM_FREE_OK, DM_FREE_NOT_SLAB when the chunk
- * is no slab chunk (a large block's, or a slot's whose chunk went back to
- * the tree), or the misuse class. */
-DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
-                         uint32_t *tag) {
-  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
-  /* past the last whole chunk: no slab chunk, but 16 KiB blocks of the tree */
-  if (idx >= h->nchunks) return off % DM_DISPATCH_ALIGN ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
-  uint32_t t = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
-  if (!t) return DM_FREE_NOT_SLAB;
-  const dm_class_t *c = &h->classes[tag_class(t)];
-  uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1));
-  if (in < c->off) return DM_FREE_FOREIGN;
-  uint32_t slot = dm_class_div(c, in - c->off);
-  if (slot * c->size != in - c->off || slot >= c->nslots) return DM_FREE_FOREIGN;
-  *chunk = idx;
-  *word = (uint32_t)(slot >> 6);
-  *bit = 1ull << (slot & 63u);
-  *tag = t;
-  return DM_FREE_OK;
-}
-
-/* What a pointer at pool offset off is when dm_slab_locate found no slab
- * chunk there: DM_FREE_LARGE when it is 16 KiB aligned (buddy blocks are;
- * slots there are served too, layout.c), else the misuse class (a slot
- * freed twice after its chunk went back to the tree, or foreign). */
-DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off) {
-  return off % DM_DISPATCH_ALIGN ? dm_buddy_classify(&h->buddy, off) : DM_FREE_LARGE;
-}
-
-/* Clear `bits` in a chunk's bitmap word; returns those that were set (the
- * others are double frees). A release: the caller's stores to the slots come
- * before another thread can claim them (devmalloc.cu, "free"). */
-DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits) {
-  return dm_and64_release(&chunk_bitmap(h, chunk, tag_class(tag))[word], ~bits) & bits;
-}
-
-/* Account `count` slots of chunk idx freed (their bits already cleared);
- * `tag` is the chunk's, from dm_slab_locate (stable: the caller held slots).
- * The units are signalled before `used` drops: when a reclaim pass sees used
- * at 0, every free of the chunk has signalled already, so the release finds
- * the chunk's units. A waiter that takes a unit before `used` drops finds no
- * room for a moment and retries.
- * An empty chunk stays with its bin and is marked for the next reclaim pass:
- * returning it at once put every emptied chunk through the tree's per-order
- * semaphores and node locks (a free kernel of 1 KiB blocks returned 8 K
- * chunks and ran 60x slower than one of 16 B blocks), and a bin that
- * allocates again soon would take a chunk straight back. */
-DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
-  dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
-  chunk_drop(h, chunk, count);
 }

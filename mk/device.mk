@@ -19,7 +19,12 @@ DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h $(DEVICE_CORE_SRCS) 
 # no cap: a -dlto link compiles caller and allocator as one program (and
 # nvlink would otherwise cap every kernel of the program).
 DEVICE_MAXRREG := 32
-DEVICE_NVFLAGS := $(NVCC_FLAGS) -Icore -rdc=true
+# Host symbols of the device objects (the fatbin wrappers nvcc makes, the
+# descriptor writer) are hidden: a shared library linked with the device
+# library must not export them, or an executable linked with it too binds its
+# own registration to the library's copy of the same module (an "invalid
+# resource handle" at the executable's first kernel).
+DEVICE_NVFLAGS := $(NVCC_FLAGS) -Icore -rdc=true -Xcompiler -fvisibility=hidden
 DEVICE_ABI_FLAGS := -maxrregcount=$(DEVICE_MAXRREG)
 DEVICE_PTX_ARCH ?= 80
 
@@ -43,7 +48,7 @@ $(BUILD)/device/frames.txt: $(BUILD)/device/devmalloc.o
 	grep -A1 -E 'properties for (malloc|free|__nv_aligned_device_malloc_impl)$$' $(BUILD)/device/ptxas.txt \
 	  | grep -v -- '^--' | paste - - | sed 's/ptxas info *: Function properties for /device entry /' >$@
 	$(if $(filter 1,$(V)),cat $@)
-$(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) | $(BUILD)/device/.dir
+$(BUILD)/device/devmalloc_lto.o: $(DEVICE_SRCS) mk/device.mk | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(LTO_GENCODE) -dc device/devmalloc.cu -o $@
 
 # devmalloc_cuda_init(): host code only, so it is no part of the device link.
@@ -56,7 +61,7 @@ $(BUILD)/device/cuda_init.o: host/heap/cuda_init.cpp include/*.h | $(BUILD)/devi
 # the LTO library: nvlink would take LTO-IR of sm_75 for newer targets too.)
 GUARD_ARCHS ?= $(shell $(NVCC) --list-gpu-arch 2>/dev/null | sed -n 's/^compute_\([0-9]*\)$$/\1/p' | awk '$$1 < 80')
 GUARD_OBJ     := $(if $(GUARD_ARCHS),$(BUILD)/device/arch_guard.o)
-$(BUILD)/device/arch_guard.o: device/arch_guard.cu | $(BUILD)/device/.dir
+$(BUILD)/device/arch_guard.o: device/arch_guard.cu mk/device.mk | $(BUILD)/device/.dir
 	$(NVCC) $(DEVICE_NVFLAGS) $(foreach a,$(GUARD_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) -dc $< -o $@
 
 $(DEVICE_LIB): $(BUILD)/device/devmalloc.o $(BUILD)/device/cuda_init.o $(GUARD_OBJ)
@@ -91,3 +96,7 @@ $(DEVICE_FRAME_CHECK): tests/unit/check_device_frames.sh $(BUILD)/device/frames.
 	printf '#!/bin/sh\nexec bash %s %s mk/device.mk interpose/relink/jit_link.h %s "%s"\n' $< $(BUILD)/device/frames.txt \
 	  $(DEVICE_PTX) '$(GPU_ARCHS)' >$@ && chmod +x $@
 CHECK_BINS += $(DEVICE_FRAME_CHECK)
+
+$(BUILD)/tests/check_device_lib_hidden: tests/unit/check_device_lib_hidden.sh $(DEVICE_LIB) $(DEVICE_LTO_LIB) | $(BUILD)/tests/.dir
+	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(DEVICE_LIB) $(DEVICE_LTO_LIB) >$@ && chmod +x $@
+CHECK_BINS += $(BUILD)/tests/check_device_lib_hidden

@@ -14,7 +14,9 @@
  * (no devmalloc calls; run under the shim with DEVMALLOC_GROW=1, whose stats
  * at exit the case compares with the totals printed here).
  * Prints "soak: N checks, A allocations, F frees, 0 NULL, ..." last; exit 0
- * when every check passed and no request below capacity got NULL.
+ * when every check passed and no request below capacity got NULL
+ * (SOAK_NULLS_OK=1: NULLs are counted, not failed; for runs under a
+ * sanitizer, whose slowdown outlasts the allocator's bounded waits).
  */
 #include <algorithm>
 #include <chrono>
@@ -60,11 +62,11 @@ __device__ static unsigned long long pick(unsigned r) {
 }
 __device__ static void stamp(char *p, unsigned long long size, unsigned tag) {
   p[0] = (char)tag;
-  p[size - 1] = (char)(tag >> 8);
+  if (size > 1) p[size - 1] = (char)(tag >> 8);
   if (size >= 16) *(unsigned *)(((unsigned long long)p + 4) & ~3ull) = tag;
 }
 __device__ static bool intact(const char *p, unsigned long long size, unsigned tag) {
-  if (p[0] != (char)tag || p[size - 1] != (char)(tag >> 8)) return false;
+  if (p[0] != (char)tag || (size > 1 && p[size - 1] != (char)(tag >> 8))) return false;
   return size < 16 || *(const unsigned *)(((unsigned long long)p + 4) & ~3ull) == tag;
 }
 
@@ -215,5 +217,7 @@ int main(int argc, char **argv) {
   printf("soak: %u checks, %u failed, %llu allocations, %llu frees, %llu NULL, %llu damaged, whole at the "
          "end: %s\n",
          checks, failed, c->allocs, c->frees, c->nulls, c->bad, whole ? "yes" : "no");
-  return failed || c->nulls || c->bad || !whole || c->allocs != c->frees ? 1 : 0;
+  const char *nulls_ok = getenv("SOAK_NULLS_OK");
+  int null_fails = c->nulls && !(nulls_ok && nulls_ok[0] == '1');
+  return failed || null_fails || c->bad || !whole || c->allocs != c->frees ? 1 : 0;
 }

@@ -1,0 +1,68 @@
+/*
+ * slab_free.c — the free of a small block: where a slab pointer lives, its
+ * bit cleared, the slots accounted to the chunk and its bin (slab.c says how
+ * slots are granted; devmalloc.cu's free calls these once per warp and
+ * bitmap word or chunk).
+ *
+ * Locking: lock-free. The bit is cleared with one fetch-and (a release: the
+ * freeing thread's stores to the slot come before another thread can claim
+ * it); a bit already clear is a double free. The bin's semaphore is
+ * signalled before the chunk's `used` drops (dm_slab_free_commit).
+ */
+#include "dm_internal.h"
+#include "chunk.h"
+
+/* Where a slab pointer lives, and its chunk's tag (stable while the caller
+ * holds the slot: the free's commit uses it, so the chunk's `live` word is
+ * read once on the way). Returns DM_FREE_OK, DM_FREE_NOT_SLAB when the chunk
+ * is no slab chunk (a large block's, or a slot's whose chunk went back to
+ * the tree), or the misuse class. */
+DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
+                         uint32_t *tag) {
+  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
+  /* past the last whole chunk: no slab chunk, but 16 KiB blocks of the tree */
+  if (idx >= h->nchunks) return off % DM_DISPATCH_ALIGN ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
+  uint32_t t = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
+  if (!t) return DM_FREE_NOT_SLAB;
+  const dm_class_t *c = &h->classes[tag_class(t)];
+  uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1));
+  if (in < c->off) return DM_FREE_FOREIGN;
+  uint32_t slot = dm_class_div(c, in - c->off);
+  if (slot * c->size != in - c->off || slot >= c->nslots) return DM_FREE_FOREIGN;
+  *chunk = idx;
+  *word = (uint32_t)(slot >> 6);
+  *bit = 1ull << (slot & 63u);
+  *tag = t;
+  return DM_FREE_OK;
+}
+
+/* What a pointer at pool offset off is when dm_slab_locate found no slab
+ * chunk there: DM_FREE_LARGE when it is 16 KiB aligned (buddy blocks are;
+ * slots there are served too, layout.c), else the misuse class (a slot
+ * freed twice after its chunk went back to the tree, or foreign). */
+DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off) {
+  return off % DM_DISPATCH_ALIGN ? dm_buddy_classify(&h->buddy, off) : DM_FREE_LARGE;
+}
+
+/* Clear `bits` in a chunk's bitmap word; returns those that were set (the
+ * others are double frees). A release: the caller's stores to the slots come
+ * before another thread can claim them (devmalloc.cu, "free"). */
+DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits) {
+  return dm_and64_release(&chunk_bitmap(h, chunk, tag_class(tag))[word], ~bits) & bits;
+}
+
+/* Account `count` slots of chunk idx freed (their bits already cleared);
+ * `tag` is the chunk's, from dm_slab_locate (stable: the caller held slots).
+ * The units are signalled before `used` drops: when a reclaim pass sees used
+ * at 0, every free of the chunk has signalled already, so the release finds
+ * the chunk's units. A waiter that takes a unit before `used` drops finds no
+ * room for a moment and retries.
+ * An empty chunk stays with its bin and is marked for the next reclaim pass:
+ * returning it at once put every emptied chunk through the tree's per-order
+ * semaphores and node locks (a free kernel of 1 KiB blocks returned 8 K
+ * chunks and ran 60x slower than one of 16 B blocks), and a bin that
+ * allocates again soon would take a chunk straight back. */
+DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
+  dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
+  chunk_drop(h, chunk, count);
+}
