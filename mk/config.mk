@@ -21,7 +21,7 @@ LDCUDA      := -L$(CUDA_LIBDIR) -L$(CUDA_STUBS) -lcuda
 
 # Missing dependencies are installed by tools/setup-deps.sh (Debian; the
 # Makefile's deps target says for which goals: --for build|check|gpu).
-DEPS_CHECK = bash tools/setup-deps.sh --if-missing
+DEPS_CHECK = bash tools/setup-deps.sh --if-missing --mpi-root $(BUILD)/mpi-root
 
 # Every rule makes its folder through these; with jobs in parallel they wait
 # for the dependency check of the goals that run it (the top Makefile's deps).

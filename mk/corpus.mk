@@ -103,9 +103,33 @@ $(CORPUS_DIR)/check_build: $(CORPUS_SRC)/check_build.sh $(CORPUS_BINS)
 .PHONY: corpus
 corpus: $(CORPUS_BINS)
 
+# mpi_ranks: an MPI program (GPU case 23_mpi), built against the Open MPI that
+# tools/setup-deps.sh unpacks into $(CORPUS_MPI) (its mpi.h and libmpi; at run
+# time its env.sh gives the library path). Without that folder it is not built
+# and one line says so.
+CORPUS_MPI := $(BUILD)/mpi-root
+MPI_RANKS_FLAGS_relinked := $(CORPUS_RDC)
+MPI_RANKS_LIBS_relinked  := $(CORPUS_RLIBS)
+define MPI_RANKS_RULE
+$$(CORPUS_DIR)/mpi_ranks.$(1): $$(CORPUS_SRC)/mpi_ranks.cu $$(CORPUS_DEPS) $(if $(filter relinked,$(1)),$$(DEVICE_LIB) $$(HOST_LIB)) | $$(CORPUS_DIR)/.dir
+	inc=$$$$(ls -d $$(CORPUS_MPI)/usr/lib/*/openmpi/include 2>/dev/null | head -1); \
+	if [ -f $$(CORPUS_MPI)/env.sh ] && [ -f "$$$$inc/mpi.h" ]; then \
+	  $$(CORPUS_NV) $$(MPI_RANKS_FLAGS_$(1)) -I"$$$$inc" $$< $$(MPI_RANKS_LIBS_$(1)) -L"$$$$inc/../lib" -lmpi \
+	    -Xlinker -rpath-link,"$$$$inc/../lib:$$$$inc/../..:$$$$inc/../../pmix2/lib" -o $$@; \
+	else rm -f $$@; echo "mpi_ranks.$(1): not built: no Open MPI in $$(CORPUS_MPI) (tools/setup-deps.sh --for check unpacks it)"; fi
+endef
+$(eval $(call MPI_RANKS_RULE,stock))
+$(eval $(call MPI_RANKS_RULE,relinked))
+MPI_RANKS_BINS := $(CORPUS_DIR)/mpi_ranks.stock $(CORPUS_DIR)/mpi_ranks.relinked
+corpus: $(MPI_RANKS_BINS)
+# The MPI folder, the two builds and the case's verdicts, with the real mpirun
+# and fake programs (no GPU); skipped without the folder.
+$(CORPUS_DIR)/check_mpi: $(CORPUS_SRC)/check_mpi.sh tests/gpu/cases/23_mpi.sh $(MPI_RANKS_BINS) | $(CORPUS_DIR)/.dir
+	printf '#!/bin/sh\nexec bash %s %s\n' $(CORPUS_SRC)/check_mpi.sh $(BUILD) >$@ && chmod +x $@
+
 # The GPU case's verdicts, checked with fake programs (no GPU, no nvcc).
 $(CORPUS_DIR)/selftest: $(CORPUS_SRC)/selftest.sh $(CORPUS_SRC)/corpus_lib.sh tests/gpu/cases/20_corpus.sh | $(CORPUS_DIR)/.dir
 	printf '#!/bin/sh\nexec bash %s\n' $(CORPUS_SRC)/selftest.sh >$@ && chmod +x $@
 
-GPU_BINS   += $(CORPUS_BINS)
-CHECK_BINS += $(CORPUS_DIR)/check_build $(CORPUS_DIR)/selftest
+GPU_BINS   += $(CORPUS_BINS) $(MPI_RANKS_BINS)
+CHECK_BINS += $(CORPUS_DIR)/check_build $(CORPUS_DIR)/selftest $(CORPUS_DIR)/check_mpi

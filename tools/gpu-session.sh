@@ -13,6 +13,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 for t in ncu compute-sanitizer cuobjdump nvdisasm cmake mpirun; do
   printf '%s: %s\n' "$t" "$(command -v $t >/dev/null && echo yes || echo no)"
 done
+printf 'mpi-root (Open MPI carried in build/): %s\n' "$([ -f build/mpi-root/env.sh ] && echo yes || echo no)"
 # A build carried from a build machine (the GPU machines may lack libelf's and
 # cmocka's headers) is used as it is; only the -dlto overlay, which points at
 # the toolkit of the machine that made it, is made again here.

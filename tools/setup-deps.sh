@@ -5,9 +5,10 @@
 # is named in one line, with what it is for; the tests that need it SKIP and
 # say why.
 #
-#   tools/setup-deps.sh [--if-missing] [--for build|check|gpu] [--built]
+#   tools/setup-deps.sh [--if-missing] [--for build|check|gpu] [--built] [--mpi-root DIR]
 #     --for check   (the default; make check) required: the build's packages
-#                   and cmocka; optional ones are installed when missing
+#                   and cmocka; optional ones are installed when missing, and
+#                   Open MPI is unpacked into the MPI root (tools/setup-mpi.sh)
 #     --for build   (make, make install) required: the build's packages;
 #                   optional ones are not looked at
 #     --for gpu     (make gpu-check, make bench) required: the build's
@@ -16,18 +17,25 @@
 #     --built       the build's products are up to date, so its packages are
 #                   not needed (a prebuilt tree on a machine without them)
 #     --if-missing  print nothing when nothing is missing
+#     --mpi-root DIR  where Open MPI's Debian packages are unpacked, not
+#                   installed, to travel with the build to a GPU machine
+#                   (default $BUILD/mpi-root, BUILD defaulting to build): the
+#                   MPI corpus program and GPU case 23_mpi use it. Optional
+#                   like the packages above; --for build does not look at it
 # SETUP_DEPS_ROOT (for tests): a directory that stands in for / where the
 # required packages' files are looked for.
 set -euo pipefail
 root=${SETUP_DEPS_ROOT:-}
-mode=check built=0 quiet=0
+mode=check built=0 quiet=0 mpi_root=${BUILD:-build}/mpi-root
 while [ $# -gt 0 ]; do
   case $1 in
     --if-missing) quiet=1 ;;
     --built) built=1 ;;
     --for) mode=${2:-}; shift ;;
     --for=*) mode=${1#*=} ;;
-    *) echo "setup-deps: unknown argument $1 (--if-missing, --for build|check|gpu, --built)" >&2; exit 2 ;;
+    --mpi-root) mpi_root=${2:-}; shift ;;
+    --mpi-root=*) mpi_root=${1#*=} ;;
+    *) echo "setup-deps: unknown argument $1 (--if-missing, --for build|check|gpu, --built, --mpi-root DIR)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -84,6 +92,18 @@ else
     echo "setup-deps: required package(s) missing: ${req[*]}; install them: sudo apt-get install ${req[*]}" >&2
     exit 1
   fi
+fi
+# Open MPI, unpacked into the MPI root (its env.sh is written last); like the
+# optional packages, set up for check and named when missing, never fatal.
+mpi_for="the MPI corpus program mpi_ranks and GPU case 23_mpi"
+if [ "$mode" != build ] && [ -n "$mpi_root" ] && [ ! -f "$mpi_root/env.sh" ]; then
+  why="tools/setup-deps.sh --for check sets it up where Debian's packages can be reached"
+  if [ "$mode" = check ]; then
+    if why=$(bash "$(dirname "$0")/setup-mpi.sh" "$mpi_root" 2>&1 >/dev/null); then
+      echo "setup-deps: Open MPI unpacked into $mpi_root (for $mpi_for)"
+    else why=${why##*$'\n'}; fi
+  fi
+  [ -f "$mpi_root/env.sh" ] || echo "setup-deps: optional Open MPI not set up in $mpi_root: needed by $mpi_for; those tests skip (${why#setup-mpi: })"
 fi
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup-deps: nvcc (CUDA Toolkit 13) not found: install it and put it on PATH" >&2

@@ -7,7 +7,10 @@
 #   - a required package missing stops it (exit 1) with the apt-get line;
 #   - a built tree needs none of the build's packages (`--built`);
 #   - `--for build` does not look at the optional ones; nothing missing and
-#     --if-missing: silent.
+#     --if-missing: silent;
+#   - Open MPI's folder (--mpi-root) missing is optional too: one line with
+#     the reason, exit 0; `--for check` tries to set it up, `--for gpu` does
+#     not, `--for build` does not look.
 # Run from the repository root (make check does).
 set -u
 fails=0
@@ -30,14 +33,20 @@ cat >"$T/bin/dpkg-query" <<'SH'
 for p; do :; done
 case " $DM_FAKE_INSTALLED " in *" $p "*) printf 'install ok installed' ;; *) exit 1 ;; esac
 SH
+cat >"$T/bin/apt-cache" <<SH
+#!/bin/sh
+echo "apt-cache \$*" >>"$T/apt.log"
+SH
 printf '#!/bin/sh\nexec "$@"\n' >"$T/bin/sudo"
+mkdir -p "$T/mpiok"; : >"$T/mpiok/env.sh"
 chmod +x "$T/bin/"*
 all_opt="clang libclang-rt-dev libjemalloc2 libtcmalloc-minimal4 cmake python3-matplotlib clang-format"
 
 deps() { # ROOT INSTALLED ARGS...
   local r=$1 i=$2; shift 2
   rm -f "$T/apt.log"
-  out=$(PATH="$T/bin:$PATH" SETUP_DEPS_ROOT="$r" DM_FAKE_INSTALLED="$i" bash tools/setup-deps.sh "$@" 2>&1); rc=$?
+  out=$(PATH="$T/bin:$PATH" SETUP_DEPS_ROOT="$r" DM_FAKE_INSTALLED="$i" bash tools/setup-deps.sh \
+          --mpi-root "${MPI_DIR:-$T/mpiok}" "$@" 2>&1); rc=$?
 }
 optional_lines() { grep -c '^setup-deps: optional .* not installed: needed by .*; those tests skip$' <<<"$out"; }
 
@@ -71,6 +80,20 @@ deps "$T/full" "" --if-missing --for build
 
 deps "$T/full" "$all_opt" --if-missing
 [ $rc -eq 0 ] && [ -z "$out" ] && ok "nothing missing, --if-missing: silent" || bad "nothing missing: exit $rc, '$out'"
+mpi_line='^setup-deps: optional Open MPI not set up in .*/nompi: needed by .*23_mpi; those tests skip (.*)$'
+MPI_DIR=$T/nompi deps "$T/full" "$all_opt" --if-missing --for gpu
+if [ $rc -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "$mpi_line" <<<"$out" && [ ! -e "$T/apt.log" ]; then
+  ok "--for gpu, no Open MPI folder: exit 0, one line, no download tried"
+else bad "--for gpu, no Open MPI folder: exit $rc, '$out'"; fi
+MPI_DIR=$T/nompi deps "$T/full" "$all_opt" --if-missing --for check
+if [ $rc -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "$mpi_line" <<<"$out" &&
+   grep -q "knows no openmpi-bin" <<<"$out" && grep -q "apt-cache depends" "$T/apt.log" 2>/dev/null &&
+   [ ! -e "$T/nompi/env.sh" ]; then
+  ok "--for check, no mirror: Open MPI tried, exit 0, one line with the reason"
+else bad "--for check, no Open MPI: exit $rc, '$out'"; fi
+MPI_DIR=$T/nompi deps "$T/full" "$all_opt" --if-missing --for build
+[ $rc -eq 0 ] && [ -z "$out" ] && ok "--for build: Open MPI not looked at" || bad "--for build, no Open MPI: exit $rc, '$out'"
+
 deps "$T/full" "$all_opt" --bogus
 [ $rc -eq 2 ] && ok "unknown argument: exit 2" || bad "unknown argument: exit $rc"
 
