@@ -170,7 +170,7 @@ static DM_INLINE int chunk_unbin(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   way_drain(h, w);
   int out = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (out) {
-    if (dm_add32(&b->held, (uint32_t)-1) == 1) dm_store32(&b->grows, 0); /* runs start again (slab.c) */
+    if (dm_add32(&b->held, (uint32_t)-1) == 1) dm_store32(&b->grows, 0); /* runs start again (slab_grow.c) */
     if (ld(&h->chunks[idx].listed)) list_remove(h, w, idx);
     if (dm_load32(&w->hint) == idx + 1) dm_store32(&w->hint, ld(&w->head));
   }

@@ -16,6 +16,8 @@
 #include "grow.c"
 #include "tree.c"
 #include "slab.c"
+#include "slab_grow.c"
+#include "slab_grant.c"
 #include "slab_free.c"
 #include "heap.c"
 #endif

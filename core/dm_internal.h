@@ -79,12 +79,32 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]);
 
 /* slab.c */
 DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls);
+DM_FN char *dm_grant_slot(dm_grant_t g, int k);
+/* slab.c, for slab_grow.c and slab_grant.c (DM_PART_*: the slab's own) */
+DM_PART_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls, uint32_t way,
+                                     uint32_t take);
+DM_PART_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap, uint32_t want,
+                                  uint32_t *before, uint32_t *over);
+DM_PART_INLINE int resv_pin_at(dm_heap_t *h, dm_resv_t *rv, uint32_t tag, uint32_t cap, uint32_t c);
+DM_PART_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap,
+                                 uint32_t c, uint32_t hint, int stack);
+DM_PART_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap);
+DM_PART_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv);
+DM_PART_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+
+/* slab_grow.c, for slab_grant.c (DM_PART_*: the slab's own) */
+DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
+                           dm_grant_t *g);
+DM_PART_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n);
+DM_PART_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+DM_PART_INLINE dm_bin_t *bin_share(dm_heap_t *h, dm_resv_t *rv, uint32_t m, dm_bin_t *b);
+
+/* slab_grant.c */
 DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv);
 DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap);
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
-DM_FN char *dm_grant_slot(dm_grant_t g, int k);
 
 /* slab_free.c */
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
