@@ -8,6 +8,8 @@
 #define DM_CORE_UNITY_H
 #include "dm_internal.h"
 #include "sem.c"
+#include "counters.c"
+#include "check_mode.c"
 #include "buddy.c"
 #include "blockcache.c"
 #include "fresh.c"

@@ -76,7 +76,7 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
  * had rather than fewer.
  * A heap with room for at least three quarters of the per-SM arenas gets
  * all of them (54 chunks or more per arena): a warp's arena is its SM's
- * slot modulo the count (heap.c), and with 455 arenas for 528 slots (4 GiB,
+ * slot modulo the count (counters.c: dm_heap_arena), and with 455 arenas for 528 slots (4 GiB,
  * 132 SMs) the warps of 19 SMs shared their bins with those of 18 others,
  * twice the traffic of the rest, and set the pace: all 528 made a 4 GiB
  * heap's 256 B alloc 1.31x, 1 KiB alloc (32768 threads) 1.40x, 8 KiB pair

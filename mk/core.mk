@@ -1,6 +1,6 @@
 # mk/core.mk — the allocator core built for the host (test harness) and its tests.
 
-CORE_SRCS := core/sem.c core/buddy.c core/blockcache.c core/fresh.c core/sizeclass.c core/reclaim.c core/grow.c core/tree.c core/slab.c core/slab_grow.c core/slab_grant.c core/slab_free.c core/heap.c \
+CORE_SRCS := core/counters.c core/check_mode.c core/sem.c core/buddy.c core/blockcache.c core/fresh.c core/sizeclass.c core/reclaim.c core/grow.c core/tree.c core/slab.c core/slab_grow.c core/slab_grant.c core/slab_free.c core/heap.c \
              core/single.c core/layout.c core/check.c core/host_prim.c
 CORE_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core/%.o)
 CORE_TSAN_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core-tsan/%.o)
