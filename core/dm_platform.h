@@ -76,8 +76,8 @@ static DM_INLINE void dm_max64(uint64_t *p, uint64_t v) {
 }
 static DM_INLINE void dm_fence(void) { __threadfence(); }
 /* A release atomic, not a fence: fence.acq_rel.gpu also invalidates the SM's
- * L1 (CCTL.IVALL on sm_90); the free rows ran 0.82-0.94x with it, 0.91-0.95x
- * with this (H200, against no ordering). */
+ * L1 (CCTL.IVALL on sm_90), which slows every free more (docs/decisions.md,
+ * "A free is a release"). */
 static DM_INLINE uint64_t dm_and64_release(uint64_t *p, uint64_t v) {
   uint64_t old;
   asm volatile("atom.release.gpu.global.and.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");

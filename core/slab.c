@@ -43,11 +43,9 @@
  * pins in its own way (chunk.h: bin_way_index) and, when that has no room,
  * in the others, since the units it took may lie in any of them (and then
  * starts its way's next warps there). A bin's grows give their chunks to
- * the ways in turn. In a 64 MiB heap, 7
- * arenas, every warp of an arena pinned on one hint chunk: a 1 KiB chunk
- * serves 4 warps, so a bin's 146 warps passed its 36 chunks one after the
- * other and 2 warps in 3 missed the fast path (ncu, H200); a way per warp
- * slot group lets a bin fill that many chunks at once. Ways hold nothing
+ * the ways in turn. With one list per bin every warp of an arena pinned on
+ * one hint chunk, and most missed the fast path (docs/decisions.md, "Ways");
+ * a way per warp slot group lets a bin fill that many chunks at once. Ways hold nothing
  * apart: a way's chunks are every way's to pin, so no slot is stranded.
  *
  * Slot hints: a heap with ways (and a pool of DM_HINT_POOL_MIN or more)
@@ -130,8 +128,8 @@ static DM_INLINE uint64_t lowest_bits(uint64_t x, uint32_t k) {
 /* Format chunk `idx` for (arena, cls), listed by `way`, with its first
  * `take` free slots claimed by the caller; returns them as a grant. Only the class's own
  * bitmap words are written (a claim looks at no other word): the bits past
- * its slots are set. Writing all 128 words, with a division per word, was
- * a fifth of a 1 KiB first pass (ncu, H200). */
+ * its slots are set: writing all 128 words, with a division per word, slowed
+ * a first pass (docs/decisions.md, "Per-class slot offsets"). */
 DM_PART_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls, uint32_t way,
                                      uint32_t take) {
   const dm_class_t *c = &h->classes[cls];
@@ -254,8 +252,8 @@ DM_PART_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint3
  * chunks have room, and again from the hint when that search set one
  * meanwhile: after a free kernel the chunks that searches dropped while full
  * are all there, and every warp of a way waited for the one search that
- * lists them (2,400 busy searches for 1,024 warps of 1 KiB in a 64 MiB heap,
- * 7 arenas of 8 ways, H100). Returns 1 when it pinned, 0 when the way has
+ * lists them (docs/decisions.md, "The fast path's full hint, the re-list
+ * stack and the try-lock"). Returns 1 when it pinned, 0 when the way has
  * no chunk with room, DM_RESCAN_BUSY when another caller is searching it. */
 DM_PART_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap) {
   for (;;) {

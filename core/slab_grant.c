@@ -19,9 +19,9 @@
  * convention"). Returns the slots it claimed (bits 0: none) and leaves in
  * *rv what dm_slab_grant goes on from: units to give back to rv->chunk,
  * units to pin, slots pinned and not yet claimed. Takes nothing for more
- * slots than a chunk holds (a 32-lane warp of the classes above 4 KiB needs
- * two chunks; trying first made a fresh heap's 4 KiB allocation 0.6-0.7x as
- * fast when a 4 KiB chunk held 31 slots, H200). */
+ * slots than a chunk holds: a 32-lane warp of the classes above 4 KiB needs
+ * two chunks, and trying first slowed them (docs/decisions.md, "The fast
+ * path's full hint, the re-list stack and the try-lock"). */
 DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   const dm_class_t *c = &h->classes[rv->cls];
   uint32_t cap = c->nslots;
@@ -79,11 +79,9 @@ static DM_INLINE void resv_give_back(dm_heap_t *h, dm_resv_t *rv) {
 /* The caller's way, for a reservation that holds units and no pin (the
  * fast path's pins missed): its hint and the chunk after it; for the
  * classes below DM_HINT_CLASS_MIN also a search of its list (way_pin),
- * which moves the hint for the many warps a chunk of theirs serves (with
- * the hint and the next chunk only, 64 MiB 16 B alloc read 7636 .. 8145
- * Mop/s against 13820 .. 14861; for the larger classes the list search
- * under the lock, one warp after another, cost the 64 MiB 256 B alloc row:
- * 2599 .. 3931 against 3477 .. 4561 without it, H200). Returns 1 when it pinned; the
+ * which moves the hint for the many warps a chunk of theirs serves; for the
+ * larger classes that search, under the lock one warp after another, costs
+ * more than it finds (docs/decisions.md, "Room search"). Returns 1 when it pinned; the
  * chunk becomes the caller's slot hint. A warp that finds no room there
  * searches the descriptors (devmalloc.cu, "Room search") before
  * dm_slab_grant tries the other ways. */

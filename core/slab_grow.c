@@ -18,13 +18,12 @@
  * was formatted with n > 0 slots kept by the caller; the
  * others are formatted here, under their way's lock. Chunks j, j + ways,
  * ... go to way `way` + j, one lock per way, and chunk j becomes that way's
- * hint. An empty
- * chunk of a bin is taken (by a reclaim pass or a bin adopting it,
- * chunk_unbin) under its way's lock: formatted before the lock, an extra
- * chunk of a run was empty and not yet listed, was taken, and was then
- * listed anyway, in two bins' lists at once; their lists broke, the bins'
- * units pointed at no chunk, and the warps waiting for them spun for good
- * (H200, mixed sizes after larger ones, most runs of the GPU suite). */
+ * hint. An empty chunk of a bin is taken (by a reclaim pass or a bin
+ * adopting it, chunk_unbin) under its way's lock: formatted before the
+ * lock, an extra chunk of a run could be taken before it was listed and
+ * then listed anyway, in two bins' lists at once, and the warps waiting for
+ * those bins' units spun for good (docs/decisions.md, "Growing: runs,
+ * adoption, held chunks"). */
 static DM_INLINE void bin_add_chunks(dm_heap_t *h, dm_bin_t *b, uint32_t arena, uint32_t cls, uint32_t way,
                                      const uint32_t *idx, uint32_t k, uint32_t n, uint32_t cap,
                                      uint32_t expected) {
@@ -77,14 +76,11 @@ static DM_COLD int resv_adopt(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t 
 /* The run of a bin's grow after `grows` grows: 1, 2, 4, then 8 chunks
  * (2^min(grows, DM_GROW_RUN_LOG2); resv_grow says why). A bin that comes to
  * hold no chunk (they went back to the tree or to other bins) starts again
- * at one (chunk_unbin sets its grows to 0): counting every grow, every bin
- * that had grown in an earlier workload took 8 chunks at its first need in
- * the next, and after the power-of-four fills the mixed fill's 16 B, 64 B,
- * 256 B and 1 KiB bins held 16 .. 72 chunks in 2 .. 9 arenas with a few
- * slots used in each (H200). Counting the chunks held instead of the grows
- * made a fresh 4 GiB heap's mixed alloc 0.51x and 4 KiB alloc 0.77x: bins
- * that many warps grow at once took one chunk each, since none of their
- * runs was formatted yet. */
+ * at one (chunk_unbin sets its grows to 0), so that an earlier workload's
+ * grows do not make the next one's bins take 8 chunks for a few slots. The
+ * run follows the grows, not the chunks held: bins that many warps grow at
+ * once hold none yet (docs/decisions.md, "Growing: runs, adoption, held
+ * chunks"). */
 static DM_INLINE uint32_t grow_run_rule(uint32_t grows) {
   return 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
 }
@@ -102,24 +98,14 @@ static DM_INLINE int past_half(const dm_heap_t *h) {
  * operation; one chunk when no run is free): the tree's rate of operations
  * was what bounded allocation of the larger classes. Runs stop once half the
  * pool is held: with thousands of bins (arenas x classes) growing at once
- * they would take more than the requests need. (Runs that shrank with the
- * free share instead, 4 down to a quarter and 2 down to an eighth, made a
- * fresh 4 GiB heap's 2 KiB, 3000 B and 4 KiB alloc rows 3-4x slower and
- * mixed utilization 2 points lower, H200.)
+ * they would take more than the requests need.
  * Beyond half, when chunks emptied since the last reclaim pass (the heap's
  * mark), a bin first adopts empty chunks that other bins keep
- * (resv_adopt): after one workload freed its blocks, the chunks its bins
- * kept held half the pool, and the next workload's bins took their chunks
- * one per tree operation and then through reclaim passes that returned
- * thousands of chunks to the tree one by one (1 KiB allocation after the
- * smaller sizes in one process ran 7x slower than on a fresh heap, H200).
- * It adopts its run, but at most one chunk per way: one at a time, a
- * 64 MiB heap's 256 B bins (7 arenas of 8 ways) held just the chunks a pass
- * needs, every pass filled them to the last slots, and warps searched the
- * other ways for them; with a chunk per way that row ran 1.37x faster, the
- * 4 GiB heap's (one way per bin) unchanged (H200). Larger runs of adopted
- * chunks (up to the bin's run of 4) made the 4 GiB 2 and 4 KiB rows 0.87x
- * and 0.71x in the bench's order (H100).
+ * (resv_adopt): else, after one workload freed its blocks, the next one's
+ * bins take their chunks one per tree operation while the empty ones hold
+ * the pool. It adopts its run, but at most one chunk per way, so that a
+ * pass's warps do not meet on one chunk's last slots (docs/decisions.md,
+ * "Growing: runs, adoption, held chunks").
  * k: the run the caller announced to the semaphore (grow_run), 0: decided
  * here; `expected`: the units its wait announced, retired by the signal. */
 DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
@@ -147,14 +133,10 @@ DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, 
  * no more than the semaphore can expect at once. A grower that keeps more
  * than half of its first chunk decides the run before its wait, which then
  * counts the whole run as expected units: requests arriving meanwhile wait
- * for the run instead of growing themselves. When only the first chunk was
- * expected (nothing, for a 4 KiB request: the whole chunk), every
- * 4 KiB warp grew on its own, took a run of 8 chunks, ran the tree dry, and
- * a fresh heap's first 4 KiB pass spent 12-22 ms in the tree's semaphores;
- * 1.1 ms with this (H200; the passes after it 0.25 -> 0.65 ms: the bins no
- * longer keep the surplus of those runs). Deciding every grower's run before
- * its wait made mixed-size utilization 79% -> 56% (a run decided before a
- * long wait is stale), so the others decide at the grow. */
+ * for the run instead of growing themselves (with only the first chunk
+ * expected, every 4 KiB warp grew on its own and ran the tree dry). The
+ * others decide at the grow: a run decided before a long wait is stale
+ * (docs/decisions.md, "Growing: runs, adoption, held chunks"). */
 DM_PART_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n) {
   uint32_t k = grow_run_rule(dm_load32(&b->grows));
   if (past_half(h)) return 1;
@@ -168,10 +150,9 @@ DM_PART_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, 
  * back), and for as long as some bin of the class expects units (a grow
  * under way: its chunks are taken and being formatted), for at most
  * DM_STEAL_WAIT_NS; a full heap, where no grow is under way, says NULL
- * after those few sweeps. Requests that all grew at once took every chunk
- * of a 256 MiB heap for 64 MiB of 1 KiB blocks, and the ones that found the
- * chunks gone got NULL while the others' chunks were still on their way
- * (H100 and H200, under compute-sanitizer). */
+ * after those few sweeps: requests that found the chunks gone got NULL
+ * while other requests' chunks were still on their way (docs/decisions.md,
+ * "Growing: runs, adoption, held chunks"). */
 DM_PART_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
   uint32_t got = 0, ns = 256;
   uint64_t t0 = 0;
@@ -206,15 +187,10 @@ DM_PART_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n) {
  * DM_SHARE_CHUNKS chunks; a warp with more lanes of the class, or a class
  * whose first bin holds that many, takes chunks for its own bin. Every bin
  * taking a chunk at its first request left each small class with a chunk
- * per arena, a few slots of it used: a fill of mixed sizes 16 .. 4096 B on
- * a fresh 256 MiB heap (28 arenas x 28 classes) gave a fifth of the pool to
- * the classes up to 512 B (a chunk holds 250 and more of their slots) and
- * used 73% of the heap; with this 89% (H100). Sharing for every class and
- * any request made the first pass of mixed sizes 4x slower, divergent 16 B
- * requests 0.4x and 4 and 8 KiB requests 0.1 .. 0.4x; groups of 32 arenas
- * made it 1.5 .. 1.9x slower (the first bins' one way in a 4 GiB heap),
- * groups of 8 1.2x, where it was 1.05x (H100). Moves the reservation to
- * that bin (the steal sweep starts there too) and returns it. */
+ * per arena, a few slots of it used, and a fifth of a small heap's pool
+ * stranded; sharing more (any class, any request, larger groups) slowed the
+ * first passes (docs/decisions.md, "Shared first bins"). Moves the
+ * reservation to that bin (the steal sweep starts there too) and returns it. */
 DM_PART_INLINE dm_bin_t *bin_share(dm_heap_t *h, dm_resv_t *rv, uint32_t m, dm_bin_t *b) {
   uint32_t lead = rv->arena & ~(DM_SHARE_ARENAS - 1u);
   if (lead == rv->arena || m > DM_SHARE_LANES || h->classes[rv->cls].size > DM_SHARE_SIZE) return b;
