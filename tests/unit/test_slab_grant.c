@@ -42,9 +42,7 @@ static void test_grant_fast_next(void **st) {
   assert_int_equal(rv.units + rv.pinned + rv.drop, 0);
   p[n++] = dm_grant_slot(g, dm_ctz64(g.bits));
   for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* While another caller searches a way (its lock is taken), a pin that finds
@@ -83,9 +81,7 @@ static void test_pin_from_stack_while_searched(void **st) {
   assert_int_equal(w->pending, a + 1); /* still queued: the next search lists it */
   assert_int_equal(b->held, 7);        /* no new chunk */
   for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* Ways: a heap of one arena has DM_BIN_WAYS of them. A thread of another
@@ -156,9 +152,7 @@ static void test_ways(void **st) {
   assert_int_equal(dm_free(h, r[0]), DM_FREE_OK);
   assert_int_equal(dm_free(h, p0), DM_FREE_OK);
   for (uint32_t i = 1; i < cap - 1; i++) assert_int_equal(dm_free(h, q[i]), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* Slot hints: in a heap with several ways and room for them
@@ -221,9 +215,7 @@ static void test_slot_hints(void **st) {
   assert_int_equal(dm_free(h, mine), DM_FREE_OK);
   assert_int_equal(dm_free(h, again), DM_FREE_OK);
   assert_int_equal(dm_free(h, small16), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* The pieces of a warp's room search (devmalloc.cu; the warp's parallel
@@ -301,9 +293,7 @@ static void test_room_search(void **st) {
   fixture_assert_consistent(&f);
   assert_int_equal(dm_free(h, x), DM_FREE_OK);
   for (uint32_t i = 0; i < cap; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* One chunk per bin until it is full; a full chunk leaves the list (lazily,
@@ -363,9 +353,7 @@ static void test_bin_bookkeeping(void **st) {
   assert_int_equal(dm_reclaim_chunks(h), 0); /* nothing marked since */
   assert_int_equal(h->hstats->footprint, 0);
   assert_int_equal(dm_sem_value(&bin->sem), 0);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* A bin that keeps growing takes runs of 1, 2, 4, then 8 chunks per grow;
@@ -464,9 +452,7 @@ static void test_grant_fast(void **st) {
   for (uint32_t i = 0; i < 4; i++) assert_int_equal(dm_free(h, small[i]), DM_FREE_OK);
   for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, got[i]), DM_FREE_OK);
 #undef TAKE
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 int main(void) {

@@ -145,9 +145,7 @@ static void test_no_adoption_below_half(void **st) {
   assert_int_not_equal(ca, cb);
   assert_int_equal(h->hstats->footprint, 2 * DM_CHUNK_BYTES);
   assert_int_equal(dm_free(h, dm_grant_slot(g, dm_ctz64(g.bits))), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* Arenas: DM_ARENAS_PER_SM per SM, fewer in a heap of less than 72 chunks
@@ -255,9 +253,7 @@ static void test_fresh_chunks(void **st) {
   void *all = dm_malloc(h, h->buddy.pool_bytes, 16);
   if ((h->buddy.pool_bytes & (h->buddy.pool_bytes - 1)) == 0) assert_ptr_equal(all, h->buddy.base);
   if (all) assert_int_equal(dm_free(h, all), DM_FREE_OK);
-  fixture_assert_consistent(&f);
-  assert_true(dm_heap_is_whole(h));
-  fixture_heap_fini(&f);
+  fixture_heap_fini_whole(&f);
 }
 
 /* Arena `arena` takes slots of class cls one at a time until the heap has
