@@ -36,8 +36,8 @@ static DM_INLINE char *chunk_base(const dm_heap_t *h, uint32_t idx) {
  * start took one slot, every chunk's last warp spilled a lane into another
  * chunk, and a 4 KiB warp never fitted one chunk (layout.c:
  * dm_classes_compute). The 256 B class would fit too (512 slots), but its
- * 4 GiB alloc row ran 0.78 .. 0.93x with it (pair 1.09 .. 1.14x; H200, six
- * runs), so it keeps its bitmap in the chunk (511 slots). Decided by the
+ * allocation ran slower so, and it keeps its bitmap in the chunk (511 slots;
+ * docs/decisions.md, "Slot bitmaps in the chunk descriptor"). Decided by the
  * class index (a free has it from the tag) and found from the descriptors,
  * which a free reads anyway: a load of the class's offset, or an array of
  * its own, grew free's frame by 8 bytes on sm_90. */
@@ -124,8 +124,7 @@ static DM_INLINE void list_remove(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
 static DM_INLINE void way_push(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
   st(&h->chunks[idx].pending, DM_LINK_UNSET);
   /* the mark before the chunk is reachable: a release exchange (a fence
-   * here, MEMBAR.SC + CCTL.IVALL on sm_90, was 4% of the stall samples of
-   * a 1 KiB free kernel, whose every chunk was full; H200) */
+   * here, MEMBAR.SC + CCTL.IVALL on sm_90, stalls the free that re-lists) */
   st(&h->chunks[idx].pending, dm_exch32_release(&w->pending, idx + 1));
 }
 
@@ -170,7 +169,7 @@ static DM_INLINE int chunk_unbin(dm_heap_t *h, uint32_t idx, uint32_t tag) {
   way_drain(h, w);
   int out = dm_cas64(&h->chunks[idx].live, empty, 0) == empty;
   if (out) {
-    if (dm_add32(&b->held, (uint32_t)-1) == 1) dm_store32(&b->grows, 0); /* runs start again (slab.c) */
+    if (dm_add32(&b->held, (uint32_t)-1) == 1) dm_store32(&b->grows, 0); /* runs start again (slab_grow.c) */
     if (ld(&h->chunks[idx].listed)) list_remove(h, w, idx);
     if (dm_load32(&w->hint) == idx + 1) dm_store32(&w->hint, ld(&w->head));
   }

@@ -8,6 +8,8 @@
 #define DM_CORE_UNITY_H
 #include "dm_internal.h"
 #include "sem.c"
+#include "counters.c"
+#include "check_mode.c"
 #include "buddy.c"
 #include "blockcache.c"
 #include "fresh.c"
@@ -16,6 +18,8 @@
 #include "grow.c"
 #include "tree.c"
 #include "slab.c"
+#include "slab_grow.c"
+#include "slab_grant.c"
 #include "slab_free.c"
 #include "heap.c"
 #endif

@@ -37,6 +37,24 @@ DM_FN uint32_t dm_sem_value(const dm_sem_t *s);
 DM_FN uint32_t dm_sem_expected(const dm_sem_t *s);
 DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
 
+/* counters.c (calls nothing in the core; every file may count) */
+DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
+DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
+DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
+DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
+DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes);
+DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
+/* `bytes` of the pool are no longer held (before they can be reused): the one
+ * place the footprint is lowered, as dm_heap_hold is the one it is raised. */
+static DM_INLINE void dm_heap_unhold(dm_heap_t *h, uint64_t bytes) {
+  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes);
+}
+
+/* check_mode.c (DEVMALLOC_CHECK; calls nothing in the core) */
+DM_FN void dm_check_arm(char *p, uint64_t size, uint64_t bytes);
+DM_FN int dm_check_intact(const char *p, uint64_t bytes);
+DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes);
+
 /* buddy.c */
 DM_FN uint64_t dm_buddy_alloc(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_alloc_run(dm_buddy_t *b, uint32_t order, uint32_t k);
@@ -79,12 +97,32 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]);
 
 /* slab.c */
 DM_FN void dm_resv_init(dm_resv_t *rv, uint32_t arena, uint32_t cls);
+DM_FN char *dm_grant_slot(dm_grant_t g, int k);
+/* slab.c, for slab_grow.c and slab_grant.c (DM_PART_*: the slab's own) */
+DM_PART_COLD dm_grant_t chunk_format(dm_heap_t *h, uint32_t idx, uint32_t arena, uint32_t cls, uint32_t way,
+                                     uint32_t take);
+DM_PART_INLINE uint32_t chunk_pin(dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap, uint32_t want,
+                                  uint32_t *before, uint32_t *over);
+DM_PART_INLINE int resv_pin_at(dm_heap_t *h, dm_resv_t *rv, uint32_t tag, uint32_t cap, uint32_t c);
+DM_PART_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap,
+                                 uint32_t c, uint32_t hint, int stack);
+DM_PART_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap);
+DM_PART_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv);
+DM_PART_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+
+/* slab_grow.c, for slab_grant.c (DM_PART_*: the slab's own) */
+DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
+                           dm_grant_t *g);
+DM_PART_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n);
+DM_PART_COLD uint32_t resv_steal(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+DM_PART_INLINE dm_bin_t *bin_share(dm_heap_t *h, dm_resv_t *rv, uint32_t m, dm_bin_t *b);
+
+/* slab_grant.c */
 DM_FN dm_grant_t dm_slab_grant(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_HOT dm_grant_t dm_slab_grant_fast(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
 DM_FN int dm_slab_pin_way(dm_heap_t *h, dm_resv_t *rv);
 DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint32_t cap);
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
-DM_FN char *dm_grant_slot(dm_grant_t g, int k);
 
 /* slab_free.c */
 DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
@@ -103,34 +141,20 @@ DM_FN uint64_t dm_tree_alloc(dm_heap_t *h, uint32_t order, uint32_t k);
 DM_FN int dm_tree_no_room(dm_heap_t *h, uint32_t order);
 DM_FN uint32_t dm_tree_take_chunks(dm_heap_t *h, uint32_t k, uint32_t *idx);
 
-/* heap.c */
+/* heap.c (a request's size, large blocks) */
 DM_FN void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, uint32_t arena);
 DM_FN uint32_t dm_heap_large_order(const dm_heap_t *h, uint64_t size, uint64_t align);
 DM_FN char *dm_heap_malloc_run(dm_heap_t *h, uint32_t order, uint32_t k, uint32_t arena);
 DM_FN int dm_heap_free_large(dm_heap_t *h, uint64_t off, uint32_t arena);
 DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why);
 DM_FN void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena);
-DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
-DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
-DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
-DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
-DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes);
 /* A small request's size rounded to the heap's granule (round + 1 bytes:
  * a 32-byte sector by default; see dm_heap_request_size). */
 static DM_INLINE uint64_t dm_heap_round(const dm_heap_t *h, uint64_t size) {
   return (size + h->round) & ~(uint64_t)h->round;
 }
-/* `bytes` of the pool are no longer held (before they can be reused): the one
- * place the footprint is lowered, as dm_heap_hold is the one it is raised. */
-static DM_INLINE void dm_heap_unhold(dm_heap_t *h, uint64_t bytes) {
-  dm_add64(&h->hstats->footprint, (uint64_t)0 - bytes);
-}
 DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size);
 DM_FN uint64_t dm_heap_node_bytes(const dm_heap_t *h, uint64_t node);
-DM_FN void dm_check_arm(char *p, uint64_t size, uint64_t bytes);
-DM_FN int dm_check_intact(const char *p, uint64_t bytes);
-DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes);
-DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
 
 /* grow.c (a heap that grows; h->grow == NULL: fixed heap, all return at once) */
 DM_FN int dm_grow_more(dm_heap_t *h, uint32_t order);

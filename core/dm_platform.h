@@ -46,6 +46,11 @@
 #define DM_INLINE __device__ __forceinline__
 #define DM_COLD __device__ __noinline__
 #define DM_HOT __device__ __forceinline__
+/* A helper that files of one part share (the slab's: dm_internal.h): static
+ * here, where the core is one translation unit (core_unity.h), so that the
+ * device module's symbols and code do not follow the files' split. */
+#define DM_PART_INLINE static DM_INLINE
+#define DM_PART_COLD static DM_COLD
 
 static DM_INLINE uint32_t dm_load32(const uint32_t *p) { return *(const volatile uint32_t *)p; }
 static DM_INLINE uint64_t dm_load64(const uint64_t *p) { return *(const volatile uint64_t *)p; }
@@ -71,8 +76,8 @@ static DM_INLINE void dm_max64(uint64_t *p, uint64_t v) {
 }
 static DM_INLINE void dm_fence(void) { __threadfence(); }
 /* A release atomic, not a fence: fence.acq_rel.gpu also invalidates the SM's
- * L1 (CCTL.IVALL on sm_90); the free rows ran 0.82-0.94x with it, 0.91-0.95x
- * with this (H200, against no ordering). */
+ * L1 (CCTL.IVALL on sm_90), which slows every free more (docs/decisions.md,
+ * "A free is a release"). */
 static DM_INLINE uint64_t dm_and64_release(uint64_t *p, uint64_t v) {
   uint64_t old;
   asm volatile("atom.release.gpu.global.and.b64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
@@ -122,6 +127,9 @@ static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
 #define DM_INLINE inline
 #define DM_COLD
 #define DM_HOT
+/* External here, where each core file is compiled alone. */
+#define DM_PART_INLINE
+#define DM_PART_COLD
 
 #define DM_SC __ATOMIC_SEQ_CST
 static inline uint32_t dm_load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }

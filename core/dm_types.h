@@ -39,7 +39,7 @@
   20000000u                /* a tree request waits at most this long while blocks are on their way (tree.c) */
 #define DM_ADMIT_WAITS 24u /* a tree request waits this often for the requests ahead of it */
 #define DM_STEAL_SWEEPS \
-  4u /* a slab request of a full tree looks this often for free slots in other arenas (slab.c) */
+  4u /* a slab request of a full tree looks this often for free slots in other arenas (slab_grow.c) */
 #define DM_STEAL_WAIT_NS 20000000u /* and waits at most this long for chunks on their way */
 #define DM_LIVE_PEND 0x40000000u   /* chunk `live` flag: on its way's re-list stack */
 #define DM_LIVE_WAY_SHIFT 24u      /* chunk `live` bits 24..26: the way of its bin that lists it */
@@ -57,7 +57,7 @@
   4u /* classes with slot hints, whose missed pins search the descriptors before their way's list: 80 B and up (a chunk of the smaller ones serves 64 warps and more) */
 #define DM_PIN_WALK 2u /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_SHARE_ARENAS \
-  8u /* a small request of a bin without chunks is served by the first bin of this many arenas (slab.c: bin_share) */
+  8u /* a small request of a bin without chunks is served by the first bin of this many arenas (slab_grow.c: bin_share) */
 #define DM_SHARE_CHUNKS 8u   /* until that bin holds this many chunks */
 #define DM_SHARE_LANES 4u    /* requests of at most this many lanes */
 #define DM_SHARE_SIZE 512u   /* classes up to this size */
@@ -241,7 +241,7 @@ typedef struct dm_heap_stats {
   uint64_t check_failures;   /* check mode: blocks found written past their end at free */
   uint64_t check_first_bad;  /* the first such block's address (0: none) */
   uint64_t check_first_size; /* and the size that was asked for it */
-  uint64_t adopt_next;       /* cursor of the search for empty chunks to adopt (slab.c) */
+  uint64_t adopt_next;       /* cursor of the search for empty chunks to adopt (slab_grow.c) */
   uint64_t inflight;         /* bytes of tree requests admitted and not yet settled (tree.c) */
   uint64_t moving;           /* merges and releases in flight: blocks on their way into the tree (buddy.c) */
 } dm_heap_stats_t;

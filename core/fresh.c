@@ -6,11 +6,8 @@
  * SPLIT down to the chunk order, each chunk CACHED, "kept"), and a bin's
  * grow takes its run of k chunks with one fetch-add on `next`: chunks
  * [next, next + k), adjacent. In a fresh heap every bin of every arena
- * takes its first chunks in the first kernel (mixed sizes: 14,000 bins,
- * 25,000 chunks, 4 GiB, H200). Taken from a ring of half the pool's chunks
- * and then from the tree, those grows cost 2 ms each once the ring ran dry:
- * the tree split its free half from the top while thousands of growers
- * climbed its semaphores, and the first pass ran 16x slower than the second.
+ * takes its first chunks in the first kernel: split from the tree, those
+ * grows queued on its semaphores (docs/decisions.md, "Fresh chunks").
  *
  * The rest goes to the tree when a request needs it (tree.c, beside the
  * block cache's flush): one fetch-add takes [next, end) for the release,

@@ -17,9 +17,8 @@
  * dm_grow_ahead (after every tree allocation): when the tree holds less than
  *   max(watermark, a quarter of the released size) free, ask the host for
  *   more, without waiting: max(step, a quarter of the released size) more
- *   (geometric growth). With the watermark alone (one step), a 1 GiB
- *   workload of 1 KiB blocks allocated at 0.27x the rate of the same heap
- *   mapped at once; with a quarter, 0.45x .. 0.55x (H200).
+ *   (geometric growth: one step at a time left a growing heap far slower
+ *   than one mapped at once; docs/decisions.md, "Growing ahead of need").
  * dm_grow_trim: return the empty chunks bins keep to the tree (a reclaim
  *   pass), then, under the growth lock, take free memory at the top of the
  *   released range back from the tree, a unit at a time (all granules of a

@@ -1,20 +1,17 @@
 /*
- * heap.c — the heap as a whole: large blocks (buddy tree), the counters, and
- * the arena of the caller. Slab requests are served by slab.c; the callers
- * (device/devmalloc.cu on the GPU, core/single.c for one caller, as in the
- * host tests) combine the two, and devmalloc.cu aggregates requests of a warp.
- * Calls run one way: heap.c -> slab.c -> tree.c -> grow.c -> reclaim.c ->
- * fresh.c -> blockcache.c -> buddy.c -> sem.c (tree.c: requests to the tree
- * for chunks and large blocks; reclaim.c: the empty chunks bins keep, back
- * to the tree; fresh.c: a fixed heap's chunks that nothing used yet;
- * blockcache.c: freed large blocks kept whole for the next request).
- *
- * Counters: per arena, allocations and frees per class, large allocations,
- * frees and bytes (signed: a block may be freed from another arena), and
- * failures; per heap, double and foreign frees, and the footprint and its
- * peak (pool bytes held by slab chunks and large blocks). A warp-level slab
- * operation updates one counter with one atomic add; bytes in use are
- * derived when the counters are read.
+ * heap.c — the heap's top level: a request's size, and large blocks from the
+ * buddy tree (through tree.c) and their frees. Slab requests are served by
+ * slab_grant.c; the callers (device/devmalloc.cu on the GPU, core/single.c
+ * for one caller, as in the host tests) combine the two, and devmalloc.cu
+ * aggregates requests of a warp.
+ * Calls run one way, each file calling only files before it in core_unity.h:
+ * heap.c -> slab_grant.c -> slab_grow.c -> slab.c -> tree.c -> grow.c ->
+ * reclaim.c -> fresh.c -> blockcache.c -> buddy.c -> sem.c (tree.c: requests
+ * to the tree for chunks and large blocks; reclaim.c: the empty chunks bins
+ * keep, back to the tree; fresh.c: a fixed heap's chunks that nothing used
+ * yet; blockcache.c: freed large blocks kept whole for the next request).
+ * counters.c (the counters, the footprint, the caller's arena) and
+ * check_mode.c call nothing in the core; any file may call them.
  *
  * A heap that grows (h->grow): a tree request that fails asks grow.c for
  * more mapped memory and tries again, one that succeeds lets grow.c ask the
@@ -36,62 +33,6 @@ DM_FN uint64_t dm_heap_request_size(const dm_heap_t *h, uint64_t size) {
   if (size < h->min_block) size = h->min_block;
   if (h->check) size += DM_CHECK_TAIL;
   return size <= DM_SLAB_MAX ? dm_heap_round(h, size) : size;
-}
-
-/* Check mode (DEVMALLOC_CHECK). A block of `bytes` handed out for a request of
- * `size` (size + DM_CHECK_TAIL <= bytes) carries 8 canary bytes right after
- * the requested ones, derived from its address, and in its last 8 bytes the
- * size with a tag. free() verifies both: a program that wrote past the end of
- * its block is counted, and the first such block is kept for the report. */
-#define DM_CHECK_TAG 0xD7ull
-static DM_INLINE uint8_t check_byte(const char *p, uint32_t i) {
-  return (uint8_t)(0xA5u ^ (i * 0x3Bu) ^ (uint32_t)((uintptr_t)p >> 4));
-}
-DM_FN void dm_check_arm(char *p, uint64_t size, uint64_t bytes) {
-  for (uint32_t i = 0; i < 8; i++) p[size + i] = (char)check_byte(p, i);
-  *(uint64_t *)(p + bytes - 8) = (DM_CHECK_TAG << 56) | size;
-}
-DM_FN int dm_check_intact(const char *p, uint64_t bytes) {
-  uint64_t tail = *(const uint64_t *)(p + bytes - 8);
-  uint64_t size = tail & ((1ull << 56) - 1);
-  if ((tail >> 56) != DM_CHECK_TAG || size + DM_CHECK_TAIL > bytes) return 0;
-  for (uint32_t i = 0; i < 8; i++)
-    if ((uint8_t)p[size + i] != check_byte(p, i)) return 0;
-  return 1;
-}
-/* Verify the block at p (of `bytes`) being freed; counts a damaged one. */
-DM_FN void dm_heap_check_free(dm_heap_t *h, const char *p, uint64_t bytes) {
-  if (dm_check_intact(p, bytes)) return;
-  uint64_t tail = *(const uint64_t *)(p + bytes - 8);
-  if (dm_add64(&h->hstats->check_failures, 1) == 0) {
-    dm_store64(&h->hstats->check_first_size,
-               (tail >> 56) == DM_CHECK_TAG ? tail & ((1ull << 56) - 1) : bytes);
-    dm_store64(&h->hstats->check_first_bad, (uint64_t)(uintptr_t)p);
-  }
-}
-
-DM_FN uint32_t dm_heap_arena(const dm_heap_t *h) { return dm_arena_hint(DM_ARENAS_PER_SM) % h->narenas; }
-
-DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count) {
-  dm_add64(&h->astats[arena].failures, count);
-}
-
-DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why) {
-  dm_add64(why == DM_FREE_DOUBLE ? &h->hstats->double_frees : &h->hstats->foreign_frees, 1);
-}
-
-DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
-  dm_add64(&h->astats[arena].class_allocs[cls], count);
-}
-
-/* `bytes` of the pool are held from now (chunks or large blocks just
- * taken): the footprint counts them at once, and its peak follows. */
-DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes) {
-  dm_max64(&h->hstats->peak, dm_add64(&h->hstats->footprint, bytes) + bytes);
-}
-
-DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
-  dm_add64(&h->astats[arena].class_frees[cls], count);
 }
 
 /* Bytes of tree node `node`'s block. */

@@ -29,12 +29,11 @@ _Static_assert(sizeof(dm_chunk_t) == 128, "a chunk descriptor is one 128-byte li
  * (320 B and up, at most 64 * DM_SIDE_WORDS slots) keep it beside the
  * chunk, in its descriptor (chunk.h: chunk_bitmap), and their slots start at
  * the chunk's first byte: 128 slots of 1 KiB, 32 of 4 KiB, whole warps'
- * worth; with the bitmap in the chunk they had one slot fewer, each
+ * worth; with the bitmap in the chunk they had one slot fewer, and each
  * chunk's last 32-lane request spilled a lane into another chunk, in the
- * slow path, and a 4 KiB warp needed two chunks (4 GiB heap, H200, against
- * the build before: 4 KiB alloc 1.4 .. 1.9x, 4 KiB pair 1.5x, 8 KiB pair
- * 1.2x, 1 KiB pair 1.2x; chunk.h says why 256 B stays in the chunk, at
- * 511 slots). The smaller classes keep it at the chunk's start, below the first
+ * slow path (docs/decisions.md, "Slot bitmaps in the chunk descriptor";
+ * chunk.h says why 256 B stays in the chunk, at 511 slots). The smaller
+ * classes keep it at the chunk's start, below the first
  * slot, whose offset is chosen per class: of the offsets up to
  * DM_SLAB_ALIGN_MAX that leave room for the bitmap, the largest with the
  * most slots; a power-of-two class takes only multiples of
@@ -76,11 +75,10 @@ void dm_classes_compute(dm_class_t out[DM_NUM_CLASSES]) {
  * had rather than fewer.
  * A heap with room for at least three quarters of the per-SM arenas gets
  * all of them (54 chunks or more per arena): a warp's arena is its SM's
- * slot modulo the count (heap.c), and with 455 arenas for 528 slots (4 GiB,
- * 132 SMs) the warps of 19 SMs shared their bins with those of 18 others,
- * twice the traffic of the rest, and set the pace: all 528 made a 4 GiB
- * heap's 256 B alloc 1.31x, 1 KiB alloc (32768 threads) 1.40x, 8 KiB pair
- * 1.62x faster (H200). Not from half: a 2.3 GiB heap would then have as
+ * slot modulo the count (counters.c: dm_heap_arena), so with fewer arenas
+ * than slots some SMs' warps share their bins with others', at twice the
+ * traffic of the rest, and set the pace (docs/decisions.md, "All the arenas
+ * a heap has room for"). Not from half: a 2.3 GiB heap would then have as
  * many bins as 0.86 of its chunks (31 classes x 528), where the divisor
  * keeps that to 0.43. */
 uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms) {
@@ -93,8 +91,8 @@ uint32_t dm_arenas_for(uint64_t heap_bytes, uint32_t sms) {
 
 /* Ways of each bin (slab.c, "Ways"): about as many as the warp slots that
  * share an arena, DM_WAY_SLOTS / narenas, a power of two from 1 to
- * DM_BIN_WAYS. A heap with about an arena per warp slot (4 GiB and up on an
- * H200) keeps one way per bin; a 64 MiB heap, 7 arenas, keeps 8. */
+ * DM_BIN_WAYS. A heap with about an arena per warp slot (4 GiB and up with
+ * 132 SMs) keeps one way per bin; a 64 MiB heap, 7 arenas, keeps 8. */
 uint32_t dm_ways_for(uint32_t narenas) {
   uint32_t w = 1;
   while (w < DM_BIN_WAYS && (uint64_t)narenas * w * 2 <= DM_WAY_SLOTS) w *= 2;

@@ -28,10 +28,8 @@ static DM_INLINE int heap_full(dm_heap_t *h, uint64_t bytes) {
  * tree. While the bytes held and those in flight leave no room for it, it
  * takes its count back and waits (loads only) for the requests ahead of it
  * to settle, boundedly, then answers from the bytes held. In a kernel whose
- * requests mostly fail, the requests arrive while the pool is still filling:
- * without this each climbed the tree, failed at the root, and retried,
- * and their semaphore updates (CAS loops on each order's word) were half of
- * the kernel's time (ncu, H200, 64 MiB heap, 64 KiB x 32K). Returns 1 with
+ * requests mostly fail, without this each climbed the tree, failed at the
+ * root and retried (docs/decisions.md, "Tree admission"). Returns 1 with
  * the bytes counted (tree_settle takes them back), 0 when the pool is full. */
 static DM_INLINE int tree_admit(dm_heap_t *h, uint64_t bytes) {
   uint64_t *inflight = &h->hstats->inflight;

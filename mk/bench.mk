@@ -1,10 +1,10 @@
-# mk/bench.mk — the A/B benchmark: one source, two binaries.
+# mk/bench.mk — the A/B benchmark: one source (and the .cuh files it includes), two binaries.
 #   build/bench/ab_stock      CUDA's stock device malloc
 #   build/bench/ab_devmalloc  the same source relinked with devmalloc
 
-$(BUILD)/bench/ab_stock: bench/ab_bench.cu | $(BUILD)/bench/.dir
+$(BUILD)/bench/ab_stock: bench/ab_bench.cu bench/ab_*.cuh | $(BUILD)/bench/.dir
 	$(NVCC) -O3 -std=c++17 $(NVCC_GENCODE) $< -o $@
-$(BUILD)/bench/ab_devmalloc: bench/ab_bench.cu $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/bench/.dir
+$(BUILD)/bench/ab_devmalloc: bench/ab_bench.cu bench/ab_*.cuh $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/bench/.dir
 	$(NVCC) -O3 -std=c++17 -Iinclude -DDM_BENCH_DEVMALLOC $(NVCC_GENCODE) -rdc=true $< \
 	  $(DEVICE_LIB) $(HOST_LIB) -lcuda -o $@
 

@@ -1,6 +1,6 @@
 # mk/core.mk — the allocator core built for the host (test harness) and its tests.
 
-CORE_SRCS := core/sem.c core/buddy.c core/blockcache.c core/fresh.c core/sizeclass.c core/reclaim.c core/grow.c core/tree.c core/slab.c core/slab_free.c core/heap.c \
+CORE_SRCS := core/counters.c core/check_mode.c core/sem.c core/buddy.c core/blockcache.c core/fresh.c core/sizeclass.c core/reclaim.c core/grow.c core/tree.c core/slab.c core/slab_grow.c core/slab_grant.c core/slab_free.c core/heap.c \
              core/single.c core/layout.c core/check.c core/host_prim.c
 CORE_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core/%.o)
 CORE_TSAN_OBJS := $(CORE_SRCS:core/%.c=$(BUILD)/core-tsan/%.o)
@@ -22,7 +22,7 @@ $(CORE_TSAN_LIB): $(CORE_TSAN_OBJS)
 	ar rcs $@ $^
 
 UNIT_FIXTURE := tests/unit/heap_fixture.c
-CORE_TESTS := sem buddy blockcache slab misuse exhaust stress first_contact
+CORE_TESTS := sem buddy blockcache slab_classes slab_grant slab_grow misuse exhaust stress first_contact
 CORE_TEST_BINS := $(CORE_TESTS:%=$(BUILD)/tests/test_%)
 
 # The tests compile without a warning (-Werror): `make check` prints none.

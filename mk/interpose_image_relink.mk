@@ -144,12 +144,12 @@ $(RELINK_TDIR)/test_cache: tests/unit/test_cache.c $(RELINK_DIR)/libreader-asan.
 $(RELINK_TDIR)/test_cache_hostile: tests/unit/test_cache_hostile.c $(RELINK_DIR)/libreader-asan.a | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # relink.c and jit_link.c against a fake driver (no GPU): fallbacks and cache.
-$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_relink: tests/unit/test_relink.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/test_relfatbin: tests/unit/test_relfatbin.c tests/unit/relink_test_util.h $(RELINK_DIR)/libreader-asan.a $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -O1 $(SAN_FLAGS) $< -o $@ $(RELINK_DIR)/libreader-asan.a -lcmocka $(RELINK_LDLIBS)
 # The -rdc re-link and devmalloc's SASS against a fake driver.
-$(RELINK_TDIR)/test_relink_rdc: tests/unit/test_relink_rdc.c tests/unit/relink_test_util.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+$(RELINK_TDIR)/test_relink_rdc: tests/unit/test_relink_rdc.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@

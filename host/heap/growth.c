@@ -153,8 +153,8 @@ static const char *k_sanitizer =
     "a fixed heap was made instead (docs/design.md, \"A heap that grows\")";
 
 /* compute-sanitizer names its tool library in the injection variables of
- * the process it runs (NVTX_INJECTION64_PATH=libsanitizer-collection.so, seen
- * on an H200 machine with CUDA 13.0); its memcheck reported accesses to
+ * the process it runs (NVTX_INJECTION64_PATH=libsanitizer-collection.so with
+ * CUDA 13.0); its memcheck reported accesses to
  * memory a heap mapped during a kernel as out of bounds, so such a process
  * gets a fixed heap. */
 static int names_sanitizer(const char *var) {

@@ -27,8 +27,8 @@
  * A module whose ELF entry already said it calls the stock allocator is
  * looked up in the cache before its PTX is scanned: an entry exists for that
  * PTX only if an earlier scan of that same text (it is in the key) found no
- * devmalloc in it, so the scan would say the same (0.2 ms of a first
- * launch, H200 host).
+ * devmalloc in it, so the scan would say the same and is skipped
+ * (docs/decisions.md, "The scan before the cache").
  */
 #include "relink.h"
 #include "relink_int.h"

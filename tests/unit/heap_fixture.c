@@ -41,3 +41,10 @@ void fixture_assert_consistent(const fixture_heap_t *f) {
   int n = dm_heap_check(f->h, why, sizeof why);
   if (n) fail_msg("heap inconsistent: %d violations, first: %s", n, why);
 }
+
+void fixture_heap_fini_whole(fixture_heap_t *f) {
+  char why[160] = "";
+  fixture_assert_consistent(f);
+  if (!dm_heap_whole(f->h, why, sizeof why)) fail_msg("heap not whole: %s", why);
+  fixture_heap_fini(f);
+}

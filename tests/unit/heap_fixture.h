@@ -19,4 +19,7 @@ void fixture_heap_init_tree(fixture_heap_t *f, size_t bytes, unsigned narenas);
 void fixture_heap_fini(fixture_heap_t *f);
 /* dm_heap_check() must report nothing; fails the test with its message. */
 void fixture_assert_consistent(const fixture_heap_t *f);
+/* The end of a test that freed every block: the heap consistent and whole
+ * (dm_heap_whole: nothing held), then freed. */
+void fixture_heap_fini_whole(fixture_heap_t *f);
 #endif

@@ -21,19 +21,13 @@
 #include "relink.h"
 #include "sha256.h"
 #include "relink_test_util.h"
+#include "fake_link.h"
 
 /* ---- fake driver ---- */
-static int fake_links, fake_fail_link;
 static char fake_first_target[32];
 static char fake_second_target[32]; /* devmalloc's PTX as linked */
 static char fake_input_names[2][32];
 static unsigned fake_input_maxreg[2]; /* CU_JIT_MAX_REGISTERS per input, 0: none */
-
-typedef struct {
-  char *buf;
-  size_t len;
-  int n;
-} fake_state_t;
 
 static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls) {
   (void)n;
@@ -62,39 +56,16 @@ static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t 
     snprintf(fake_second_target, sizeof fake_second_target, "%.*s", t ? 13 : 0, t ? t : "");
     fake_second_target[strcspn(fake_second_target, "\n")] = 0;
   }
-  s->buf = realloc(s->buf, s->len + size);
-  memcpy(s->buf + s->len, data, size);
-  s->len += size;
-  s->n++;
-  return CUDA_SUCCESS;
-}
-static CUresult f_link_complete(CUlinkState ls, void **img, size_t *sz) {
-  fake_state_t *s = (fake_state_t *)ls;
-  if (fake_fail_link) return CUDA_ERROR_INVALID_PTX;
-  fake_links++;
-  *img = s->buf;
-  *sz = s->len;
-  return CUDA_SUCCESS;
-}
-static CUresult f_link_destroy(CUlinkState ls) {
-  fake_state_t *s = (fake_state_t *)ls;
-  free(s->buf);
-  free(s);
+  fake_link_append(s, data, size);
   return CUDA_SUCCESS;
 }
 #include "fake_jit.h"
 
-static char cache_root[256];
+static char cache_root[DM_FX_ROOT];
 
 static int setup(void **state) {
   (void)state;
-  snprintf(cache_root, sizeof cache_root, "/tmp/dm-relink-test-XXXXXX");
-  if (!mkdtemp(cache_root)) return -1;
-  char dir[300];
-  snprintf(dir, sizeof dir, "%s/cache", cache_root);
-  setenv("DEVMALLOC_CACHE_DIR", dir, 1);
-  setenv("DEVMALLOC_VERBOSE", "1", 1);
-  unsetenv("DEVMALLOC_JIT");
+  if (fx_scratch_make(cache_root, "/tmp/dm-relink-test-XXXXXX")) return -1;
   setenv("DEVMALLOC_JIT_SASS", "0", 1); /* devmalloc's PTX: test_relink_rdc.c has its SASS */
   dm_jit_set_resolver(fake_resolve);
   return 0;
@@ -102,9 +73,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_root);
-  return system(cmd) == 0 ? 0 : -1;
+  return fx_scratch_remove(cache_root);
 }
 
 static int relink_fx(const char *file, const void **out, size_t *sz, char *why, size_t wl) {

@@ -24,17 +24,13 @@
 #include "relfatbin.h"
 #include "relink.h"
 #include "relink_test_util.h"
+#include "fake_link.h"
 
 /* ---- fake driver: records the kind of every input ---- */
 #define MAXIN 64
-static int fake_links, fake_refuse_cubin_named_devmalloc;
+static int fake_refuse_cubin_named_devmalloc;
 static int fake_kinds[MAXIN], fake_nin;
 static char fake_names[MAXIN][32];
-
-typedef struct {
-  char *buf;
-  size_t len;
-} fake_state_t;
 
 static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls) {
   (void)n;
@@ -63,37 +59,16 @@ static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t 
     snprintf(fake_names[fake_nin], sizeof fake_names[0], "%s", name);
   }
   fake_nin++;
-  s->buf = realloc(s->buf, s->len + size);
-  memcpy(s->buf + s->len, data, size);
-  s->len += size;
-  return CUDA_SUCCESS;
-}
-static CUresult f_link_complete(CUlinkState ls, void **img, size_t *sz) {
-  fake_state_t *s = (fake_state_t *)ls;
-  fake_links++;
-  *img = s->buf;
-  *sz = s->len;
-  return CUDA_SUCCESS;
-}
-static CUresult f_link_destroy(CUlinkState ls) {
-  fake_state_t *s = (fake_state_t *)ls;
-  free(s->buf);
-  free(s);
+  fake_link_append(s, data, size);
   return CUDA_SUCCESS;
 }
 #include "fake_jit.h"
 
-static char cache_root[256];
+static char cache_root[DM_FX_ROOT];
 
 static int setup(void **state) {
   (void)state;
-  snprintf(cache_root, sizeof cache_root, "/tmp/dm-relink-rdc-XXXXXX");
-  if (!mkdtemp(cache_root)) return -1;
-  char dir[300];
-  snprintf(dir, sizeof dir, "%s/cache", cache_root);
-  setenv("DEVMALLOC_CACHE_DIR", dir, 1);
-  setenv("DEVMALLOC_VERBOSE", "1", 1);
-  unsetenv("DEVMALLOC_JIT");
+  if (fx_scratch_make(cache_root, "/tmp/dm-relink-rdc-XXXXXX")) return -1;
   unsetenv("DEVMALLOC_JIT_SASS");
   dm_jit_set_resolver(fake_resolve);
   return 0;
@@ -101,9 +76,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_root);
-  return system(cmd) == 0 ? 0 : -1;
+  return fx_scratch_remove(cache_root);
 }
 
 /* The device-linked image of a fixture library, where it is loaded. */
