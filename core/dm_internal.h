@@ -109,6 +109,7 @@ DM_PART_INLINE int way_pin_chain(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint3
 DM_PART_INLINE uint32_t way_pin(dm_heap_t *h, dm_way_t *w, dm_resv_t *rv, uint32_t tag, uint32_t cap);
 DM_PART_INLINE void resv_pin(dm_heap_t *h, dm_resv_t *rv);
 DM_PART_INLINE dm_grant_t resv_claim(dm_heap_t *h, dm_resv_t *rv, uint32_t n);
+DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 
 /* slab_grow.c, for slab_grant.c (DM_PART_*: the slab's own) */
 DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, uint32_t expected,
@@ -130,7 +131,6 @@ DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint
 DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits);
 DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
-DM_FN uint32_t dm_chunk_class(const dm_heap_t *h, uint32_t chunk);
 
 /* reclaim.c */
 DM_FN uint32_t dm_reclaim_chunks(dm_heap_t *h);

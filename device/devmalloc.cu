@@ -75,8 +75,8 @@ static __device__ __noinline__ void *dm_unbound(void) {
  * at a time: lanes of one warp spinning on each other's locks and semaphore
  * reservations, all at once, was what made large blocks slow. When the run
  * failed because the pool has no room for even one block, every lane gets
- * NULL at once (a kernel of failing requests: 2x slower per call than one of
- * succeeding requests while each lane asked again, H200). */
+ * NULL at once (asking again lane by lane made failing requests slower than
+ * succeeding ones). */
 static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t size, size_t align,
                                                           uint32_t arena) {
   uint32_t active = __activemask(), lane = lane_id();
@@ -119,11 +119,10 @@ static __device__ __noinline__ void *dm_warp_malloc_large(dm_heap_t *h, size_t s
  * random start, and returns the one (index+1, 0: none) with the most room
  * up to `want` (ties go by a rotation, so that warps searching at once
  * spread). The way lists it would search otherwise are walked by one lane,
- * a way at a time under its lock: with a 64 MiB heap's bins a few percent
- * larger than a pass needs, the few warps a pass left without a chunk took
- * 30 .. 80 us each for that walk, and set the kernel's time (1 KiB
- * allocation, H200). Every lane must run the same rounds (the reductions
- * are the group's), so what bounds them comes from the leader. */
+ * a way at a time under its lock, and the few warps a pass left without a
+ * chunk set the kernel's time with that walk. Every lane must run the same
+ * rounds (the reductions are the group's), so what bounds them comes from
+ * the leader. */
 static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t grp, uint32_t leader,
                                                           uint32_t arena, uint32_t cls, uint32_t want) {
   uint32_t lane = lane_id(), rank = (uint32_t)__popc(grp & ((1u << lane) - 1u));
@@ -242,9 +241,8 @@ static __device__ __noinline__ void *dm_warp_malloc_slow(size_t size, size_t ali
  * lanes' leader from one bitmap word (dm_slab_grant_fast). It calls nothing
  * out of line but where it ends (the rest in dm_warp_slab_rest, everything
  * else in dm_warp_malloc_slow): a malloc that used the call-saved registers
- * R16-R31 saved them all in its prologue on every call (216-byte frame), and
- * a 16 B alloc+free kernel waited on those local-memory stores and loads
- * (half of its stalls, H200). */
+ * R16-R31 saved them all in its prologue on every call, and small requests
+ * waited on those local-memory stores and loads. */
 static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h || h->check || size == 0 || size > DM_SLAB_MAX || align > DM_MIN_ALIGN || align == 0 ||
@@ -379,8 +377,7 @@ static __device__ void dm_warp_free(void *p) {
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h) return; /* nothing was allocated from a heap: nothing to free */
   /* The descriptor's fields read together, before the tests: one round trip
-   * (read after each test, they were three in a row, an eighth of a 1 KiB
-   * free kernel's stall samples; H200). */
+   * (read after each test, they were three in a row). */
   char *base = h->buddy.base;
   uint64_t pool = h->buddy.pool_bytes;
   uint32_t check = h->check;
