@@ -246,14 +246,15 @@ if [ $targets -eq 1 ]; then
     # directory (cold: the re-link compiles) and with the cache it left
     # (warm), beside stock with the driver's own JIT of the same PTX
     # (CUDA_FORCE_PTX_JIT=1), stock as built, and the relinked build; for the
-    # benchmark binary and for a corpus program of large modules (thrust_cub).
+    # benchmark binary and for a corpus program of large modules (thrust_cub;
+    # its relinked build creates its heap itself: CORPUS_DEVMALLOC_INIT=1).
     # The driver's own JIT cache is off where a compile is measured.
     echo "== start-up: cold and warm cache vs the driver's JIT" >&2
     wall() { local t0; t0=$(date +%s%N); "$@" >/dev/null 2>&1 || return 1; echo $(( ($(date +%s%N) - t0) / 1000 )); }
     { echo "program,way,us"
       for prog in ab thrust_cub; do
         if [ $prog = ab ]; then run=("$B/bench/ab_stock" --heap 4G --workloads init --reps 1); rel=("$B/bench/ab_devmalloc" "${run[@]:1}")
-        else run=("$B/corpus/thrust_cub.stock"); rel=(env CORPUS_SMALL=1 "$B/corpus/thrust_cub.relinked"); run=(env CORPUS_SMALL=1 "${run[@]}"); fi
+        else run=("$B/corpus/thrust_cub.stock"); rel=(env CORPUS_SMALL=1 CORPUS_DEVMALLOC_INIT=1 "$B/corpus/thrust_cub.relinked"); run=(env CORPUS_SMALL=1 "${run[@]}"); fi
         [ -x "${run[-1]}" ] || [ -x "${run[0]}" ] || continue
         for i in 1 2 3; do
           cache=$(mktemp -d)
