@@ -1,6 +1,7 @@
 // corpus.h — small helpers shared by the corpus programs: error checks, a
-// digest of results (FNV-1a, 64 bit), the reduced-size switch, and the
-// optional explicit heap set-up of the relinked build.
+// digest of results (FNV-1a, 64 bit), a 32-bit integer hash, the
+// reduced-size switch, and the optional explicit heap set-up of the relinked
+// build.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,16 @@ struct Digest {
   }
   template <class T> void add(const T &v) { bytes(&v, sizeof v); }
 };
+
+// A 32-bit integer hash (pseudo-random keys and sizes, host or device).
+__host__ __device__ static inline uint32_t corpus_hash32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
 
 // CORPUS_SMALL=1: reduced sizes (for compute-sanitizer runs).
 static inline bool corpus_small() {

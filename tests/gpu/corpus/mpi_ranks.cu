@@ -19,18 +19,11 @@ struct node {
   uint32_t w[1];
 };
 
-__host__ __device__ static inline uint32_t mix(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 __host__ __device__ static inline int len_of(int tid, int round) { return 4 + (tid * 7 + round * 3) % 29; }
 __host__ __device__ static inline uint32_t value_of(int rank, int round, int tid, int i) {
-  return mix((uint32_t)rank * 0x9e3779b9U ^
-             mix((uint32_t)round * 0x85ebca6bU ^ mix((uint32_t)tid * 31U + (uint32_t)i)));
+  return corpus_hash32(
+      (uint32_t)rank * 0x9e3779b9U ^
+      corpus_hash32((uint32_t)round * 0x85ebca6bU ^ corpus_hash32((uint32_t)tid * 31U + (uint32_t)i)));
 }
 __host__ __device__ static inline uint32_t words_of(uint32_t v) { return 1 + v % 12; }
 /* the sum over the list, head first (the reverse of insertion), every third
