@@ -7,15 +7,15 @@
  * the tree cannot serve, more memory for a heap that grows (grow.c), and a
  * few retries for requests that failed only because others were splitting.
  *
- * Calls: grow.c, reclaim.c, fresh.c, blockcache.c, buddy.c. Locking: no lock of its
- * own; the footprint and the bytes in flight are atomic counters.
+ * Calls: grow.c, reclaim.c, fresh.c, blockcache.c, buddy.c, counters.c.
+ * Locking: no lock of its own; the footprint and the bytes in flight are atomic counters.
  */
 #include "dm_internal.h"
 
 /* Fewer free bytes in the pool than `bytes`: no retry can help. The
- * footprint is raised as blocks are taken (tree_took; slab.c for chunks it
- * takes without this file) and lowered before they are freed, so it never
- * exceeds what is held and this never says "full" early.
+ * footprint is raised as blocks are taken (tree_took, dm_tree_take_chunks)
+ * and lowered before they are freed, so it never exceeds what is held and
+ * this never says "full" early.
  * Checked before touching the tree: the requests of a full heap that each
  * went through the tree's semaphores (and retried there) made a kernel of
  * failing requests 100x slower per call than one of succeeding ones. */

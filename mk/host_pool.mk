@@ -55,7 +55,7 @@ CHECK_BINS += $(POOL_TEST_BINS) $(BUILD)/pool/test_pool_threads_tsan \
 # ---- GPU programs (built here with nvcc, run on a GPU machine) ----
 POOL_NVCC_FLAGS := $(NVCC_FLAGS) $(SHIM_INC) $(NVCC_GENCODE)
 
-$(BUILD)/pool/pool_app: tests/gpu/progs/pool_app.cu | $(BUILD)/pool/.dir
+$(BUILD)/pool/pool_app: tests/gpu/progs/pool_app.cu tests/gpu/progs/cuda_ck.h | $(BUILD)/pool/.dir
 	$(NVCC) $(POOL_NVCC_FLAGS) $< -o $@ $(LDCUDA) -lpthread
 
 $(BUILD)/pool/pool_bench: bench/pool_bench.cu $(POOL_LIB) | $(BUILD)/pool/.dir

@@ -147,17 +147,17 @@ CHECK_BINS += $(BUILD)/tests/check_no_test_hooks
 # ---- GPU test programs (built here, run by tests/gpu/cases/50_shim_*.sh) ----
 SHIM_GPU := $(BUILD)/gpu/shim
 SHIM_NV  := $(NVCC) -O2 -std=c++17 -arch=sm_90 -rdc=true
-$(SHIM_GPU)/shim_static: tests/gpu/progs/shim_alloc.cu tests/gpu/progs/shim_common.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_static: tests/gpu/progs/shim_alloc.cu tests/gpu/progs/shim_common.h tests/gpu/progs/cuda_ck.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
 	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
-$(SHIM_GPU)/shim_shared: tests/gpu/progs/shim_alloc.cu tests/gpu/progs/shim_common.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_shared: tests/gpu/progs/shim_alloc.cu tests/gpu/progs/shim_common.h tests/gpu/progs/cuda_ck.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
 	$(SHIM_NV) -cudart shared $< $(DEVICE_LIB) -o $@
-$(SHIM_GPU)/shim_graph: tests/gpu/progs/shim_graph.cu tests/gpu/progs/shim_common.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_graph: tests/gpu/progs/shim_graph.cu tests/gpu/progs/shim_common.h tests/gpu/progs/cuda_ck.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
 	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
-$(SHIM_GPU)/shim_threads: tests/gpu/progs/shim_threads.cu tests/gpu/progs/shim_common.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_threads: tests/gpu/progs/shim_threads.cu tests/gpu/progs/shim_common.h tests/gpu/progs/cuda_ck.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
 	$(SHIM_NV) $< $(DEVICE_LIB) -o $@ -lpthread
-$(SHIM_GPU)/shim_multigpu: tests/gpu/progs/shim_multigpu.cu tests/gpu/progs/shim_common.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_multigpu: tests/gpu/progs/shim_multigpu.cu tests/gpu/progs/shim_common.h tests/gpu/progs/cuda_ck.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
 	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
-$(SHIM_GPU)/shim_limit: tests/gpu/progs/shim_limit.cu tests/gpu/progs/shim_common.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_limit: tests/gpu/progs/shim_limit.cu tests/gpu/progs/shim_common.h tests/gpu/progs/cuda_ck.h tests/gpu/progs/shim_kernel.cuh $(DEVICE_LIB) | $(SHIM_GPU)/.dir
 	$(SHIM_NV) $< $(DEVICE_LIB) -o $@
 # Driver API: the kernels device-linked with devmalloc into one cubin, loaded
 # by a host program linked with -lcuda.

@@ -6,15 +6,6 @@
 #include <vector>
 #include "corpus.h"
 
-__host__ __device__ inline unsigned mix(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
 class Shape {
 public:
   __device__ virtual ~Shape() {}
@@ -53,7 +44,7 @@ public:
     const int dx[8] = {10, 7, 0, -7, -10, -7, 0, 7}, dy[8] = {0, 7, 10, 7, 0, -7, -10, -7};
     if (v)
       for (int i = 0; i < n; i++) {
-        int r = 1 + mix(seed + i) % 9;
+        int r = 1 + corpus_hash32(seed + i) % 9;
         v[i] = make_int2(dx[i % 8] * r, dy[i % 8] * r);
       }
   }
@@ -84,7 +75,7 @@ public:
 };
 
 __device__ Shape *make_shape(unsigned i) {
-  unsigned r = mix(i);
+  unsigned r = corpus_hash32(i);
   switch (i % 3) {
   case 0: return new Rect(1 + r % 50, 1 + (r >> 8) % 50);
   case 1: return new Triangle(1 + r % 40, 1 + (r >> 8) % 40);

@@ -19,15 +19,6 @@ struct Adj {
   int deg, cap;
 };
 
-__host__ __device__ inline unsigned mix(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
 __global__ void insert_edges(Adj *adj, int nv, const int *first, const int *dst, int *nulls) {
   int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= nv) return;
@@ -87,9 +78,9 @@ int main() {
   for (int b = 0; b < batches && !rc; b++) {
     std::vector<int> hs(ne), hd(ne);
     for (int i = 0; i < ne; i++) {
-      unsigned r = mix(b * 7777777u + i);
+      unsigned r = corpus_hash32(b * 7777777u + i);
       hs[i] = (int)((r % nv) * (r % 3 ? 1u : (r >> 12) % nv) % nv);
-      hd[i] = (int)(mix(r) % nv);
+      hd[i] = (int)(corpus_hash32(r) % nv);
       host.push_back(((unsigned long long)hs[i] << 32) | (unsigned)hd[i]);
     }
     thrust::device_vector<int> src(hs.begin(), hs.end()), dst(hd.begin(), hd.end()), first(nv + 1);
