@@ -166,15 +166,19 @@ static int pick_entries(const dm_fatbin_t *fb, unsigned cc, pick_t *pk, char *wh
   return rc;
 }
 
-static int inspect_elf_entry(const dm_fb_entry_t *e, alloc_use_t *u, char *why, size_t whylen) {
-  unsigned char *img;
-  size_t n;
-  int rc = dm_fb_entry_load(e, &img, &n, why, whylen);
+/* The ELF entry's use of the allocator; its loaded bytes stay in *img, *n
+ * (the caller frees them: an -rdc image's re-link reads them again). */
+static int inspect_elf_entry(const dm_fb_entry_t *e, alloc_use_t *u, unsigned char **img, size_t *n,
+                             char *why, size_t whylen) {
+  int rc = dm_fb_entry_load(e, img, n, why, whylen);
   if (rc < 0) return rc;
   dm_cubin_info_t ci;
-  rc = dm_cubin_inspect(img, n, &ci, why, whylen);
-  free(img);
-  if (rc < 0) return rc;
+  rc = dm_cubin_inspect(*img, *n, &ci, why, whylen);
+  if (rc < 0) {
+    free(*img);
+    *img = NULL;
+    return rc;
+  }
   u->have = 1;
   u->uses_stock = dm_cubin_uses_stock_malloc(&ci);
   u->has_devmalloc = dm_cubin_has_devmalloc(&ci);
@@ -317,13 +321,21 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb, const dm_jit_
   if (pick_entries(fb, cc, &pk, ewhy, sizeof ewhy) < 0)
     return dm_fail(0, why, whylen, "%s: corrupt fatbin: %s", label, ewhy);
   alloc_use_t u = {0};
-  if (pk.have_elf && inspect_elf_entry(&pk.elf, &u, ewhy, sizeof ewhy) < 0)
+  unsigned char *elf = NULL;
+  size_t elf_n = 0;
+  if (pk.have_elf && inspect_elf_entry(&pk.elf, &u, &elf, &elf_n, ewhy, sizeof ewhy) < 0)
     return dm_fail(0, why, whylen, "%s: sm_%u ELF unreadable: %s", label, pk.elf.arch, ewhy);
-  if (u.have && u.has_devmalloc) return dm_fail(0, why, whylen, "%s: already linked with devmalloc", label);
-  if (u.have && !u.uses_stock && opts.jit != JIT_FORCE)
-    return dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)", label, u.source);
-  if (!pk.have_ptx && !pk.ptx_archs_seen && pk.have_elf && u.have) /* an -rdc image? */
-    return dm_relink_rdc(label, fb, &pk.elf, t, ahead, out, out_size, why, whylen);
+  int r;
+  if (u.have && u.has_devmalloc)
+    r = dm_fail(0, why, whylen, "%s: already linked with devmalloc", label);
+  else if (u.have && !u.uses_stock && opts.jit != JIT_FORCE)
+    r = dm_fail(0, why, whylen, "%s: does not call device malloc/free (%s)", label, u.source);
+  else if (!pk.have_ptx && !pk.ptx_archs_seen && pk.have_elf && u.have) /* an -rdc image? */
+    r = dm_relink_rdc(label, fb, elf, elf_n, t, ahead, out, out_size, why, whylen);
+  else
+    r = -1;
+  free(elf);
+  if (r >= 0) return r;
   if (!pk.have_ptx) {
     if (pk.ptx_archs_seen)
       return dm_fail(0, why, whylen, "%s: no PTX for sm_%u (lowest is compute_%u)", label, cc,
@@ -334,7 +346,7 @@ static int relink_fatbin(const char *label, const dm_fatbin_t *fb, const dm_jit_
   size_t n;
   if (dm_fb_entry_load(&pk.ptx, &ptx, &n, ewhy, sizeof ewhy) < 0)
     return dm_fail(0, why, whylen, "%s: compute_%u PTX: %s", label, pk.ptx.arch, ewhy);
-  int r = relink_ptx_text(label, (const char *)ptx, n, pk.ptx.arch, &u, t, ahead, out, out_size, why, whylen);
+  r = relink_ptx_text(label, (const char *)ptx, n, pk.ptx.arch, &u, t, ahead, out, out_size, why, whylen);
   free(ptx);
   return r;
 }

@@ -48,8 +48,9 @@ int dm_relink_link(const char *label, const char *what, dm_jit_input_t *in, int 
                    size_t *out_size, char *why, size_t whylen);
 
 /* relink_rdc.c: re-link the device-linked image `fb` (its ELF entry for the
- * device: elf) from the relocatable units of the file that holds it. */
-int dm_relink_rdc(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_t *elf,
+ * device, loaded: elf, elf_n bytes) from the relocatable units of the file
+ * that holds it. */
+int dm_relink_rdc(const char *label, const dm_fatbin_t *fb, const unsigned char *elf, size_t elf_n,
                   const dm_jit_target_t *t, int ahead, const void **out, size_t *out_size, char *why,
                   size_t whylen);
 

@@ -117,8 +117,8 @@ static int link_plan(const char *label, const char *what, const dm_rel_plan_t *p
 }
 
 /* The plan for the image, checked: 1 when it can be linked. */
-static int plan_for(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_t *elf, unsigned cc,
-                    dm_rel_plan_t *p, char *file, size_t filelen, char *why, size_t whylen) {
+static int plan_for(const char *label, const dm_fatbin_t *fb, const unsigned char *elf, size_t elf_n,
+                    unsigned cc, dm_rel_plan_t *p, char *file, size_t filelen, char *why, size_t whylen) {
   const void *sec;
   size_t len;
   char ewhy[PATH_MAX + 160];
@@ -132,14 +132,7 @@ static int plan_for(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_
                    label, file, ewhy);
   if (plan_refused(label, file, p, cc, why, whylen)) return 0;
   if (p->has_devmalloc) return dm_fail(0, why, whylen, "%s: already linked with devmalloc", label);
-  unsigned char *img;
-  size_t n;
-  int rc = dm_fb_entry_load(elf, &img, &n, ewhy, sizeof ewhy);
-  if (rc == 0) {
-    rc = dm_rel_plan_covers(p, img, n, ewhy, sizeof ewhy);
-    free(img);
-  }
-  if (rc != 1)
+  if (dm_rel_plan_covers(p, elf, elf_n, ewhy, sizeof ewhy) != 1)
     return dm_fail(0, why, whylen,
                    "%s: SASS only (no PTX); not linked from %s's "
                    "relocatable code: %s",
@@ -147,13 +140,13 @@ static int plan_for(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_
   return 1;
 }
 
-int dm_relink_rdc(const char *label, const dm_fatbin_t *fb, const dm_fb_entry_t *elf,
+int dm_relink_rdc(const char *label, const dm_fatbin_t *fb, const unsigned char *elf, size_t elf_n,
                   const dm_jit_target_t *t, int ahead, const void **out, size_t *out_size, char *why,
                   size_t whylen) {
   unsigned cc = (unsigned)(t->cc_major * 10 + t->cc_minor);
   char file[PATH_MAX];
   dm_rel_plan_t p = {0};
-  if (!plan_for(label, fb, elf, cc, &p, file, sizeof file, why, whylen)) {
+  if (!plan_for(label, fb, elf, elf_n, cc, &p, file, sizeof file, why, whylen)) {
     dm_rel_plan_free(&p);
     return 0;
   }
