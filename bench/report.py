@@ -339,9 +339,12 @@ if sm is not None:
 
 # ---- start-up under the shim (startup.csv): a cold cache against the
 # driver's own JIT of the same PTX, a warm one against the relinked build.
-print("\nStart-up: process wall time, ms (median of 3); cold: empty cache under the shim; warm: its cache;")
-print("stock-jit: stock with CUDA_FORCE_PTX_JIT=1 (the driver compiles the application's PTX)")
-print("(targets: cold adds at most 20% to what the driver's JIT adds to stock; warm within 5 ms of relinked)")
+print("\nStart-up: process wall time, ms (median of the runs: 5 cold and stock-jit, 10 the others);")
+print("cold: empty cache under the shim; warm: its cache; stock-jit: stock with CUDA_FORCE_PTX_JIT=1")
+print("(the driver compiles the application's PTX). A start varies by tens of ms from run to run, so the")
+print("targets compare the fastest run of each way: the cold run's compile (fastest cold less fastest warm)")
+print("at most 1.2x the driver's (fastest stock-jit less fastest stock); warm-rel (fastest warm less")
+print("fastest relinked) at most 5 ms")
 sp = os.path.join(out, "startup.csv")
 if not os.path.exists(sp):
     print(f"start-up: {verdict(None)} (no startup.csv: a run cut short, --quick, or no shim)")
@@ -352,13 +355,18 @@ else:
             if r["us"]:
                 st.setdefault((r["program"], r["way"]), []).append(int(r["us"]) / 1000.0)
     med = lambda p, w: statistics.median(st[(p, w)]) if (p, w) in st else None
-    print(f"{'program':<12} {'cold':>9} {'warm':>9} {'stock-jit':>10} {'stock':>9} {'relinked':>9}  verdicts")
+    best = lambda p, w: min(st[(p, w)]) if (p, w) in st else None
+    less = lambda a, b: None if None in (a, b) else a - b
+    print(f"{'program':<12} {'cold':>8} {'warm':>8} {'stock-jit':>9} {'stock':>8} {'relinked':>8} "
+          f"{'compile':>8} {'driver':>8} {'warm-rel':>8}  verdicts")
     for p in sorted({k[0] for k in st}):
         cold, warm, jit, plain, rel = (med(p, w) for w in ("cold", "warm", "stock-jit", "stock", "relinked"))
-        ok_cold = None if None in (cold, jit, plain) else (cold - plain) <= 1.2 * max(jit - plain, 0.0)
-        ok_warm = None if None in (warm, rel) else warm - rel <= 5.0
-        print(f"{p:<12} {num(cold, 9)} {num(warm, 9)} {num(jit, 10)} {num(plain, 9)} {num(rel, 9)}  "
-              f"cold {verdict(ok_cold)}, warm {verdict(ok_warm)}")
+        ours, drivers = less(best(p, "cold"), best(p, "warm")), less(best(p, "stock-jit"), best(p, "stock"))
+        gap = less(best(p, "warm"), best(p, "relinked"))
+        ok_cold = None if None in (ours, drivers) else ours <= 1.2 * max(drivers, 0.0)
+        ok_warm = None if gap is None else gap <= 5.0
+        print(f"{p:<12} {num(cold, 8)} {num(warm, 8)} {num(jit, 9)} {num(plain, 8)} {num(rel, 8)} "
+              f"{num(ours, 8)} {num(drivers, 8)} {num(gap, 8)}  cold {verdict(ok_cold)}, warm {verdict(ok_warm)}")
 
 # ---- the limit (limit.csv): the same kernels over a per-warp bump
 # allocator and a no-op free; devmalloc / limit beside devmalloc / peer.

@@ -165,8 +165,10 @@ static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
 static inline uint64_t dm_and64_release(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }
 static inline uint32_t dm_exch32_release(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, DM_SC); }
 static inline void dm_pause(void) { sched_yield(); }
+extern _Thread_local uint32_t dm_host_backoffs; /* host_prim.c: this thread's dm_pause_ns calls (tests) */
 static inline void dm_pause_ns(uint32_t ns) {
   (void)ns;
+  dm_host_backoffs++;
   sched_yield();
 }
 static inline uint64_t dm_now_ns(void) {

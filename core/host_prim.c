@@ -1,6 +1,7 @@
 /*
  * host_prim.c — the host half of the platform layer (dm_platform.h):
- * per-thread pseudo-random numbers and arena indices for the host build.
+ * per-thread pseudo-random numbers and arena indices for the host build, and
+ * the count of a thread's back-offs (a test tells a wait from a slow answer).
  * Locking: thread-local state only; the arena counter is one atomic.
  */
 #include "dm_platform.h"
@@ -8,6 +9,7 @@
 static _Thread_local uint32_t rng_state;
 static _Thread_local uint32_t arena_id;
 static uint32_t next_arena;
+_Thread_local uint32_t dm_host_backoffs;
 
 uint32_t dm_host_arena_hint(void) {
   if (!arena_id) arena_id = __atomic_add_fetch(&next_arena, 1, __ATOMIC_RELAXED);

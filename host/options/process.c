@@ -9,7 +9,8 @@
  * function the shim hands it.
  *
  * Levels: DM_LOG_WARN always printed; INFO when DEVMALLOC_VERBOSE>=1; DEBUG
- * when >=2.
+ * when >=2, and then every line carries the milliseconds since the options
+ * were read ("[+12.3 ms]"): a start-up's timeline.
  *
  * Locking: dm_options() initializes under pthread_once; afterwards the struct
  * and the log's fd are read-only. Messages found while parsing are collected
@@ -32,9 +33,11 @@
 
 static int g_fd = 2;
 static int g_level;
+static double g_t0; /* when the log was opened: DEBUG level stamps lines with the time since */
 
 void dm_log_open(const dm_options_t *o) {
   g_level = o->verbose;
+  g_t0 = dm_clock_ms();
   if (o->log) {
     /* Not through a symbolic link, private if created, never blocking on a
      * FIFO without a reader; a FIFO with one, a tty or a file are fine. */
@@ -69,7 +72,8 @@ void dm_log(int level, const char *fmt, ...) {
   (void)dm_options(); /* never called from inside its init */
   if (level > DM_LOG_WARN && level > g_level) return;
   char buf[512];
-  int n = snprintf(buf, sizeof buf, "devmalloc: ");
+  int n = g_level >= DM_LOG_DEBUG ? snprintf(buf, sizeof buf, "devmalloc: [+%.1f ms] ", dm_clock_ms() - g_t0)
+                                  : snprintf(buf, sizeof buf, "devmalloc: ");
   va_list ap;
   va_start(ap, fmt);
   int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);

@@ -520,7 +520,9 @@ static void at_exit_stats(void) {
  * or none is alive) still gets it; a process that never used CUDA prints
  * nothing. */
 __attribute__((destructor)) static void dm_stats_fini(void) {
-  if (!dm_driver_used() || !dm_options()->stats || atomic_load(&g_printed)) return;
+  if (!dm_driver_used()) return;
+  dm_log(DM_LOG_DEBUG, "shim unloaded (process exit)");
+  if (!dm_options()->stats || atomic_load(&g_printed)) return;
   atomic_store(&g_printed, 1);
   if (dm_ctx_count() == 0) print_all(0); /* touches no driver: no live heap */
 }

@@ -17,7 +17,7 @@
 # files. The last line: runs per way and the wall time.
 set -u
 # PLAIN_ENV (e.g. DEVMALLOC_DENSE=1) is given to the two devmalloc ways;
-# PLAIN_CFGS, PLAIN_KINDS, PLAIN_TIMEOUT (s per run, 30) narrow a run;
+# PLAIN_CFGS, PLAIN_KINDS, PLAIN_TIMEOUT (s per run, 90: stock's skiplist runs for tens of seconds when the GPU is shared) narrow a run;
 # PLAIN_JOBS (6) runs at once (1: one after another).
 . "$(dirname "$0")/../corpus/corpus_lib.sh"
 t0=$(date +%s%N)
@@ -50,7 +50,7 @@ ways="stock relinked shim"
 # 1. stock's reference digest of each cell, one run each, one after another
 for kind in $kinds; do
   for cfg in "${cfgs[@]}"; do
-    timeout "${PLAIN_TIMEOUT:-30}" $(way_cmd stock) $kind $cfg 2>/dev/null </dev/null \
+    timeout "${PLAIN_TIMEOUT:-90}" $(way_cmd stock) $kind $cfg 2>/dev/null </dev/null \
       | grep '^digest' >"$T/$kind.${cfg// /x}.ref"
   done
 done
@@ -59,7 +59,7 @@ t1=$(date +%s%N)
 # 2. every run of every cell that has a reference, PLAIN_JOBS at a time
 one_run() { # kind cfg way run: output and exit status to files of its own
   local f=$T/$1.${2// /x}.$3.$4 t
-  timeout "${PLAIN_TIMEOUT:-30}" $(way_cmd "$3") $1 $2 >"$f.out" 2>&1 </dev/null &
+  timeout "${PLAIN_TIMEOUT:-90}" $(way_cmd "$3") $1 $2 >"$f.out" 2>&1 </dev/null &
   t=$!
   trap 'kill $t; exit 143' TERM  # timeout passes it on to the program
   wait $t
