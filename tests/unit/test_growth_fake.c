@@ -174,40 +174,15 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr s, size_t n, CUstream st) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr s, size_t n) { return cuMemcpyDtoHAsync(dst, s, n, 0); }
-CUresult cuCtxGetCurrent(CUcontext *c) {
-  *c = (CUcontext)0x10;
-  return CUDA_SUCCESS;
-}
+#include "fake_ctx.h" /* the context and stream stubs */
 CUresult cuCtxSetCurrent(CUcontext c) { return CUDA_SUCCESS; }
 CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *m) { return CUDA_SUCCESS; }
-CUresult cuCtxPushCurrent(CUcontext c) {
-  FAULT();
-  return CUDA_SUCCESS;
-}
-CUresult cuCtxPopCurrent(CUcontext *c) {
-  *c = (CUcontext)0x10;
-  return CUDA_SUCCESS;
-}
-CUresult cuCtxGetDevice(CUdevice *d) {
-  *d = 0;
-  return CUDA_SUCCESS;
-}
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
   *v = a == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ? vmm_supported : 4;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceTotalMem(size_t *b, CUdevice d) {
   *b = 1ull << 30;
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamCreate(CUstream *s, unsigned f) {
-  FAULT();
-  *s = (CUstream)0x20;
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamDestroy(CUstream s) { return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream s) {
-  FAULT();
   return CUDA_SUCCESS;
 }
 /* The trim kernel: "device" memory is host memory, so the fake runs the

@@ -78,34 +78,9 @@ CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr s, size_t n, CUstream st) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH(void *dst, CUdeviceptr s, size_t n) { return cuMemcpyDtoHAsync(dst, s, n, 0); }
-CUresult cuCtxGetCurrent(CUcontext *c) {
-  *c = (CUcontext)0x10;
-  return CUDA_SUCCESS;
-}
-CUresult cuCtxPushCurrent(CUcontext c) {
-  FAULT();
-  return CUDA_SUCCESS;
-}
-CUresult cuCtxPopCurrent(CUcontext *c) {
-  *c = (CUcontext)0x10;
-  return CUDA_SUCCESS;
-}
-CUresult cuCtxGetDevice(CUdevice *d) {
-  *d = 0;
-  return CUDA_SUCCESS;
-}
+#include "fake_ctx.h" /* the context and stream stubs */
 CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
   *v = 132;
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamCreate(CUstream *s, unsigned f) {
-  FAULT();
-  *s = (CUstream)0x20;
-  return CUDA_SUCCESS;
-}
-CUresult cuStreamDestroy(CUstream s) { return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream s) {
-  FAULT();
   return CUDA_SUCCESS;
 }
 CUresult cuModuleGetGlobal(CUdeviceptr *d, size_t *n, CUmodule m, const char *name) {
