@@ -15,12 +15,15 @@ l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum,l1tex__t_requests_pipe_lsu_mem
 l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,\
 lts__t_requests_op_atom.sum,lts__t_requests_op_red.sum,lts__t_sectors_op_read.sum,lts__t_sectors_op_write.sum,\
 dram__bytes_read.sum,dram__bytes_write.sum,sm__warps_active.avg.pct_of_peak_sustained_active,\
-smsp__membar_count.sum
+smsp__membar_count.sum,launch__grid_size,launch__block_size
+# The size's k_free launches: its pilot (at most 16K threads, ab_workloads.cuh)
+# and one per repetition; the third launch is always a full repetition (the
+# grid size printed with the counters says which launch it was).
 for s in ${PROFILE_SIZES:-64 256 1K 16K}; do
   rep="$OUT/ncu-$k-$s"
-  ncu -f -o "$rep" -k "regex:^$k\$" --launch-skip 1 --launch-count 1 \
+  ncu -f -o "$rep" -k "regex:^$k\$" --launch-skip 2 --launch-count 1 \
       --section WarpStateStats --section SourceCounters --section SpeedOfLight --metrics "$metrics" \
-      "$bin" --workloads sizes --sizes "$s" --reps 2 ${PROFILE_ARGS:-} >"$OUT/ncu-$k-$s.log" 2>&1 ||
+      "$bin" --workloads sizes --sizes "$s" --reps 3 ${PROFILE_ARGS:-} >"$OUT/ncu-$k-$s.log" 2>&1 ||
     { echo "profile $s: ncu failed"; tail -5 "$OUT/ncu-$k-$s.log"; continue; }
   echo "== $k $s"
   ncu -i "$rep.ncu-rep" --page raw --csv --print-units base --metrics "$metrics" 2>/dev/null | python3 -c '
