@@ -7,6 +7,8 @@
 # and may print anything else (kept in the log). Cases find the built programs
 # under $BUILD (default build/) and write scratch files under $GPU_TMP.
 # The last line printed is "N passed, M failed" (skips are listed, not counted).
+# Each case runs under a limit of 300 s, or what its file asks for in a line
+# "# case-timeout: SECONDS"; GPU_CASE_TIMEOUT=S sets every case's.
 # Logs go to $OUT/gpu-suite.log when $OUT is set. Without a GPU it prints one
 # line saying so and exits 2.
 set -u
@@ -23,7 +25,9 @@ for c in tests/gpu/cases/*.sh; do
   if [ -n "$only" ] && ! echo " $only " | grep -q " $n "; then continue; fi
   echo "== case $n" | tee -a "$log"
   start=$(date +%s%N)
-  timeout "${GPU_CASE_TIMEOUT:-300}" bash "$c" >>"$log" 2>&1
+  # a case may ask for more than the default 300 s: a line "# case-timeout: SECONDS"
+  ct=$(sed -n 's/^# case-timeout: \([0-9][0-9]*\)$/\1/p' "$c" | head -1)
+  timeout "${GPU_CASE_TIMEOUT:-${ct:-300}}" bash "$c" >>"$log" 2>&1
   rc=$?
   [ $rc -eq 124 ] && echo "FAIL $n: timed out" >>"$log"
   [ $rc -ne 0 ] && ! grep -q "^FAIL" <(sed -n "/^== case $n\$/,\$p" "$log") && echo "FAIL $n: exit status $rc" >>"$log"

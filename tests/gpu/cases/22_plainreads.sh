@@ -9,21 +9,27 @@
 # on each way, for the log.
 #
 # Stock's reference digest of each cell (structure x size) comes from one
-# stock run first; then all runs of all cells and ways go PLAIN_JOBS (default
-# 6) processes at a time (each a process of its own; their kernels share the
+# stock run first; then all runs of all cells and ways go PLAIN_JOBS
+# processes at a time (each a process of its own; their kernels share the
 # GPU by time-slicing, which changes nothing a kernel does). Each run leaves
 # its output and exit status in $CT/plainreads/KIND.SIZE.WAY.RUN.{out,rc}; the
 # PASS/FAIL lines are written after all runs, in a fixed order, from those
 # files. The last line: runs per way and the wall time.
+#
+# case-timeout: 900
 set -u
 # PLAIN_ENV (e.g. DEVMALLOC_DENSE=1) is given to the two devmalloc ways;
-# PLAIN_CFGS, PLAIN_KINDS, PLAIN_TIMEOUT (s per run, 90: stock's skiplist runs for tens of seconds when the GPU is shared) narrow a run;
-# PLAIN_JOBS (6) runs at once (1: one after another).
+# PLAIN_CFGS, PLAIN_KINDS narrow a run; PLAIN_TIMEOUT: seconds per run (90:
+# stock's skiplist runs for tens of seconds when the GPU is shared);
+# PLAIN_JOBS runs at once (default: the cores less four, 2 .. 12; 1: one
+# after another). The whole case took six minutes on an H200 machine (12 at
+# once, beside a soak); the suite gives it 15 (the case-timeout line above).
 . "$(dirname "$0")/../corpus/corpus_lib.sh"
 t0=$(date +%s%N)
 runs=${PLAIN_RUNS:-20}
-jobs=${PLAIN_JOBS:-6}
-[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "plainreads: PLAIN_JOBS '$jobs' is not a positive count; 6"; jobs=6; }
+dj=$(($(nproc) - 4)); [ $dj -ge 2 ] || dj=2; [ $dj -le 12 ] || dj=12
+jobs=${PLAIN_JOBS:-$dj}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "plainreads: PLAIN_JOBS '$jobs' is not a positive count; $dj"; jobs=$dj; }
 P=$C/plainreads
 [ -x "$P.stock" ] && [ -x "$P.relinked" ] || { echo "FAIL plainreads: $P.stock or .relinked missing (make gpu-build)"; exit 0; }
 T=$CT/plainreads
