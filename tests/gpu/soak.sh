@@ -32,7 +32,7 @@ if [ "${SOAK_PARALLEL:-0}" = 1 ]; then # both at once, sharing the GPU: ten minu
   how="at once"
 else
   fail="$(shim_run)"
-  fail="$fail$(relinked_run)"
+  fail="$fail $(relinked_run)"
   how="one after the other"
 fi
 grep -E "^(check|soak)" "$log" | tail -3
@@ -42,5 +42,5 @@ stats=$(grep -o "allocs [0-9]*, frees [0-9]*, failures [0-9]*" "$log" | head -1)
 [ -n "$a" ] && [ "$stats" = "allocs $a, frees $f, failures 0" ] ||
   fail="$fail shim stats ($stats) differ from the program's ($a allocations, $f frees)"
 grep -E "^(check|soak)" "${log%shim.log}relinked.log" | tail -3
-fail=${fail%% }
-if [ -z "${fail// /}" ]; then echo "soak: passed ($secs s each, shim and relinked, $how)"; else echo "soak: FAILED ($fail)"; exit 1; fi
+read -r fail <<<"$fail" || true # without the spaces around
+if [ -z "$fail" ]; then echo "soak: passed ($secs s each, shim and relinked, $how)"; else echo "soak: FAILED ($fail)"; exit 1; fi
