@@ -16,7 +16,7 @@ CORPUS_NV   := $(NVCC) -O2 -std=c++17 -gencode 'arch=compute_90,code=[sm_90,comp
                $(if $(filter 1,$(V)),,-Xnvlink -suppress-stack-size-warning)
 CORPUS_RDC  := -rdc=true -DUSE_DEVMALLOC_INIT -Iinclude
 CORPUS_RLIBS := $(DEVICE_LIB) $(HOST_LIB) -lcuda
-CORPUS_DEPS := $(CORPUS_SRC)/corpus.h
+CORPUS_DEPS := $(CORPUS_SRC)/corpus.h tests/gpu/progs/cuda_ck.h
 
 # Single-file programs; per-program flags (both builds) and libraries.
 CORPUS_SIMPLE := raytrace recurse polyobj scratch hashtable growarray exhaust streams cdp thrust_cub plainreads
@@ -60,9 +60,9 @@ $(CORPUS_DIR)/plugin.relinked: $(PLUGIN_SRCS) $(PLUGIN_DEPS) $(CORPUS_DIR)/relin
 # The relinked build links each PTX with $(DEVICE_PTX) through cuLink* itself.
 $(CORPUS_DIR)/modules_kern.ptx: $(CORPUS_SRC)/modules/modules_kern.cu | $(CORPUS_DIR)/.dir
 	$(NVCC) -O2 -arch=compute_90 -ptx $< -o $@
-$(CORPUS_DIR)/modules.stock: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) $(CORPUS_DIR)/modules_kern.ptx
+$(CORPUS_DIR)/modules.stock: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) tests/gpu/progs/cu_ck.h $(CORPUS_DIR)/modules_kern.ptx
 	$(CORPUS_NV) $< -lcuda -lnvrtc -Xlinker -rpath,$(CUDA_LIBDIR) -o $@
-$(CORPUS_DIR)/modules.relinked: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) $(CORPUS_DIR)/modules_kern.ptx $(DEVICE_PTX)
+$(CORPUS_DIR)/modules.relinked: $(CORPUS_SRC)/modules/modules.cu $(CORPUS_DEPS) tests/gpu/progs/cu_ck.h $(CORPUS_DIR)/modules_kern.ptx $(DEVICE_PTX)
 	$(CORPUS_NV) -DLINK_DEVMALLOC $< -lcuda -lnvrtc -Xlinker -rpath,$(CUDA_LIBDIR) -o $@
 
 # cmake_rdc: a CMake project (CUDA_SEPARABLE_COMPILATION ON, two shared

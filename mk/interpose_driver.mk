@@ -165,7 +165,7 @@ $(SHIM_GPU)/shim_kernels.o: tests/gpu/progs/shim_driver_kernels.cu tests/gpu/pro
 	$(NVCC) -O2 -arch=sm_90 -rdc=true -c $< -o $@
 $(SHIM_GPU)/shim_kernels.cubin: $(SHIM_GPU)/shim_kernels.o $(DEVICE_LIB)
 	$(NVCC) -arch=sm_90 -dlink -cubin $^ -o $@
-$(SHIM_GPU)/shim_driver: tests/gpu/progs/shim_driver.c | $(SHIM_GPU)/.dir
+$(SHIM_GPU)/shim_driver: tests/gpu/progs/shim_driver.c tests/gpu/progs/cu_ck.h | $(SHIM_GPU)/.dir
 	$(CC) $(HOST_CFLAGS) $(CPPFLAGS) $< -o $@ $(LDCUDA)
 
 SHIM_GPU_BINS := $(addprefix $(SHIM_GPU)/,shim_static shim_shared shim_graph shim_threads \

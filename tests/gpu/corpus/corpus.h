@@ -1,25 +1,17 @@
-// corpus.h — small helpers shared by the corpus programs: error checks, a
-// digest of results (FNV-1a, 64 bit), a 32-bit integer hash, the
-// reduced-size switch, and the optional explicit heap set-up of the relinked
-// build.
+// corpus.h — small helpers shared by the corpus programs: error checks (CK,
+// the test programs' cuda_ck.h), a digest of results (FNV-1a, 64 bit), a
+// 32-bit integer hash, the reduced-size switch, and the optional explicit
+// heap set-up of the relinked build.
 #pragma once
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <cuda_runtime.h>
+#include "../progs/cuda_ck.h" /* CK(x) */
 #ifdef USE_DEVMALLOC_INIT
 #include <devmalloc_cuda.h>
 #endif
-
-#define CK(x)                                                                             \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                            \
-    }                                                                                     \
-  } while (0)
 
 struct Digest {
   uint64_t h = 1469598103934665603ull;

@@ -5,17 +5,7 @@
 #include <cuda.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#define CK(x)                                                         \
-  do {                                                                \
-    CUresult r_ = (x);                                                \
-    if (r_ != CUDA_SUCCESS) {                                         \
-      const char *s_ = "?";                                           \
-      cuGetErrorName(r_, &s_);                                        \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); \
-      exit(1);                                                        \
-    }                                                                 \
-  } while (0)
+#include "cu_ck.h"
 
 static void *slurp(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -39,17 +29,17 @@ static int round_(CUdevice dev, const void *image, int round) {
   CUdeviceptr d;
   unsigned long long c[3] = {0, 0, 0};
   unsigned n = 1u << 16, size = 1024, salt = 5 + round;
-  CK(cuCtxCreate(&ctx, NULL, 0, dev));
-  CK(cuModuleLoadData(&mod, image));
-  CK(cuModuleGetFunction(&fn, mod, "alloc_check"));
-  CK(cuMemAlloc(&d, sizeof c));
-  CK(cuMemsetD8(d, 0, sizeof c));
+  CU(cuCtxCreate(&ctx, NULL, 0, dev));
+  CU(cuModuleLoadData(&mod, image));
+  CU(cuModuleGetFunction(&fn, mod, "alloc_check"));
+  CU(cuMemAlloc(&d, sizeof c));
+  CU(cuMemsetD8(d, 0, sizeof c));
   void *args[] = {&n, &size, &salt, &d};
-  CK(cuLaunchKernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
-  CK(cuMemcpyDtoH(c, d, sizeof c));
-  CK(cuMemFree(d));
-  CK(cuModuleUnload(mod));
-  CK(cuCtxDestroy(ctx));
+  CU(cuLaunchKernel(fn, (n + 255) / 256, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+  CU(cuMemcpyDtoH(c, d, sizeof c));
+  CU(cuMemFree(d));
+  CU(cuModuleUnload(mod));
+  CU(cuCtxDestroy(ctx));
   printf("round%d: ok=%llu null=%llu bad=%llu expect=%u\n", round, c[0], c[1], c[2], n);
   if (c[2] || c[0] + c[1] != n) return 1;
   return c[1] ? 2 : 0;
@@ -61,8 +51,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   CUdevice dev;
-  CK(cuInit(0));
-  CK(cuDeviceGet(&dev, 0));
+  CU(cuInit(0));
+  CU(cuDeviceGet(&dev, 0));
   void *image = slurp(argv[1]);
   int a = round_(dev, image, 0), b = round_(dev, image, 1);
   return a == 1 || b == 1 ? 1 : (a ? a : b);

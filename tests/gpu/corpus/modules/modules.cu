@@ -14,17 +14,8 @@
 #include <string>
 #include <vector>
 #include "../corpus.h"
+#include "../../progs/cu_ck.h"
 
-#define CU(x)                                                         \
-  do {                                                                \
-    CUresult r_ = (x);                                                \
-    if (r_ != CUDA_SUCCESS) {                                         \
-      const char *s_ = "?";                                           \
-      cuGetErrorName(r_, &s_);                                        \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, s_); \
-      exit(1);                                                        \
-    }                                                                 \
-  } while (0)
 #define RTC(x)                                                                             \
   do {                                                                                     \
     nvrtcResult r_ = (x);                                                                  \
