@@ -346,16 +346,16 @@ DM_COLD uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
  * aligned group) as one block: y's split nodes become a plain block, then one
  * free merges it upward. */
 DM_COLD void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
-  dm_buddy_join_run(b, y, j);
+  dm_buddy_join_stores(b, y, j);
+  dm_fence();
   dm_buddy_free(b, y);
 }
 
 /* Make the 2^j allocated blocks under node y one plain block (BUSY, not
- * split), owned by the caller (see dm_buddy_free_run). */
-DM_FN void dm_buddy_join_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
-  set_subtree(b, y, j, DM_NODE_BUSY);
-  dm_fence();
-}
+ * split), owned by the caller (see dm_buddy_free_run): the stores only, which
+ * the caller orders before the block is reachable again (a fence, or the
+ * block cache's release). */
+DM_FN void dm_buddy_join_stores(dm_buddy_t *b, uint64_t y, uint32_t j) { set_subtree(b, y, j, DM_NODE_BUSY); }
 
 /* Misuse class of a free of pool offset `off` that is not a live block:
  * DM_FREE_DOUBLE when the memory around it is free (a block freed twice,

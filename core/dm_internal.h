@@ -66,7 +66,7 @@ DM_FN void dm_buddy_free(dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
 DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j);
-DM_FN void dm_buddy_join_run(dm_buddy_t *b, uint64_t y, uint32_t j);
+DM_FN void dm_buddy_join_stores(dm_buddy_t *b, uint64_t y, uint32_t j);
 DM_FN uint64_t dm_buddy_run_from(dm_buddy_t *b, uint64_t y, uint32_t order, uint32_t k);
 DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);

@@ -27,6 +27,7 @@
  *   dm_and64_release    fetch-and that orders the caller's earlier loads and
  *                       stores before it (a release; device scope on the GPU)
  *   dm_exch32_release   exchange, a release likewise
+ *   dm_cas32_release    compare-and-swap, a release likewise
  *   dm_pause()          back-off inside spin loops
  *   dm_pause_ns(ns)     a longer back-off (about ns nanoseconds on the GPU)
  *   dm_now_ns()         a clock in nanoseconds (%globaltimer; CLOCK_MONOTONIC)
@@ -88,6 +89,14 @@ static DM_INLINE uint64_t dm_and64_release(uint64_t *p, uint64_t v) {
 static DM_INLINE uint32_t dm_exch32_release(uint32_t *p, uint32_t v) {
   uint32_t old;
   asm volatile("atom.release.gpu.global.exch.b32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+  return old;
+}
+static DM_INLINE uint32_t dm_cas32_release(uint32_t *p, uint32_t e, uint32_t d) {
+  uint32_t old;
+  asm volatile("atom.release.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(e), "r"(d)
+               : "memory");
   return old;
 }
 static DM_INLINE void dm_pause(void) { __nanosleep(64); }
@@ -164,6 +173,7 @@ static inline void dm_fence(void) { __atomic_thread_fence(DM_SC); }
 #endif
 static inline uint64_t dm_and64_release(uint64_t *p, uint64_t v) { return __atomic_fetch_and(p, v, DM_SC); }
 static inline uint32_t dm_exch32_release(uint32_t *p, uint32_t v) { return __atomic_exchange_n(p, v, DM_SC); }
+static inline uint32_t dm_cas32_release(uint32_t *p, uint32_t e, uint32_t d) { return dm_cas32(p, e, d); }
 static inline void dm_pause(void) { sched_yield(); }
 extern _Thread_local uint32_t dm_host_backoffs; /* host_prim.c: this thread's dm_pause_ns calls (tests) */
 static inline void dm_pause_ns(uint32_t ns) {

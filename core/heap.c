@@ -103,9 +103,12 @@ DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
 /* Free k = 2^j allocated blocks: the run under node y (j = 0: one block). */
 DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
   uint64_t bytes = dm_heap_node_bytes(h, y);
-  dm_heap_unhold(h, bytes); /* before the memory can be reused */
-  if (j) dm_buddy_join_run(&h->buddy, y, j);
-  if (!dm_bcache_put(h, y)) dm_buddy_free(&h->buddy, y);
+  dm_heap_unhold(h, bytes);                     /* before the memory can be reused */
+  if (j) dm_buddy_join_stores(&h->buddy, y, j); /* ordered by the cache's release, or the fence */
+  if (!dm_bcache_put(h, y)) {
+    dm_fence();
+    dm_buddy_free(&h->buddy, y);
+  }
   dm_add64(&h->astats[arena].large_frees, 1ull << j);
   dm_add64(&h->astats[arena].large_bytes, (uint64_t)0 - bytes);
 }

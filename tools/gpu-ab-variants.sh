@@ -5,7 +5,9 @@
 # workloads VARIANT_ROUNDS times (alternating builds, so that drift of the
 # card's clocks falls on all of them), and the best Mop/s of each row per
 # build is printed as a table (rows: workload size kernel; columns: DIRs).
-#   VARIANT_ARGS="--sizes 16,64,256,1K,4K,16K --reps 5"  VARIANT_ROUNDS=2
+# A run past VARIANT_TIMEOUT seconds (default 120) is stopped and its rows
+# so far kept (a build under test may hang).
+#   VARIANT_ARGS="--sizes 16,64,256,1K,4K,16K --reps 5"  VARIANT_ROUNDS=2  VARIANT_TIMEOUT=120
 set -u
 OUT=${OUT:-$(mktemp -d)}
 rounds=${VARIANT_ROUNDS:-2}
@@ -13,7 +15,7 @@ for r in $(seq "$rounds"); do
   for d in "$@"; do
     n=$(basename "$d")
     # shellcheck disable=SC2086
-    "$d/ab_devmalloc" --workloads sizes,mixed,divergent ${VARIANT_ARGS:---sizes 16,64,256,1K,4K,16K --reps 5} \
+    timeout "${VARIANT_TIMEOUT:-120}" "$d/ab_devmalloc" --workloads sizes,mixed,divergent ${VARIANT_ARGS:---sizes 16,64,256,1K,4K,16K --reps 5} \
       2>>"$OUT/variants.err" | sed "s/^/$n,$r,/" >>"$OUT/variants.csv"
   done
 done
