@@ -322,7 +322,7 @@ DM_COLD void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
  * plain BUSY, and its parent stays split while it is allocated), so a 16 KiB
  * block costs two loads where a walk down from the root cost the tree's
  * height. */
-DM_COLD uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
+DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
   *why = DM_FREE_FOREIGN;
   if (off >= b->pool_bytes || (off & ((1ull << DM_LEAF_SHIFT) - 1)) != 0) return 0;
   uint64_t i = dm_buddy_node_at(b, 0, off);

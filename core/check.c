@@ -103,28 +103,24 @@ static void check_node(const dm_buddy_t *b, uint64_t i, walk_t *k, report_t *r) 
   check_node(b, 2 * i + 1, k, r);
 }
 
-/* The block cache at rest: each order's rings hold exactly its CACHED
- * nodes, once each, each ring's between its head and tail tickets. */
+/* The block cache at rest: each order's ring holds exactly its CACHED
+ * nodes, once each, between its head and tail tickets. */
 static void check_cache(const dm_heap_t *h, const uint32_t *cached, report_t *r) {
   for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) {
-    uint32_t cap = h->bcap[o], held = 0, items = 0;
-    for (uint32_t sh = 0; cap && sh < h->bshards[o]; sh++) {
-      const dm_bcache_t *c = &h->bcache[h->bring[o] + sh];
-      if (c->used != c->items || c->tail - c->head != c->items)
-        fail(r, "block cache counters disagree with the cached nodes", o);
-      items += c->items;
-      for (uint32_t k = 0; k < cap; k++) {
-        uint32_t y = h->bslots[h->bbase[o] + sh * cap + k];
-        if (!y) continue;
-        held++;
-        if (y >= (2ull << h->buddy.top) || order_of_node(&h->buddy, y) != o ||
-            h->buddy.state[y] != DM_NODE_CACHED)
-          fail(r, "block cache slot holds a node that is not cached there", y);
-        if ((k - c->head) % cap >= c->items) /* slot k holds tickets k mod cap: live are [head, tail) */
-          fail(r, "block cache slot outside its ring's live range", y);
-      }
+    const dm_bcache_t *c = &h->bcache[o];
+    uint32_t cap = h->bcap[o], held = 0;
+    if (c->items != cached[o] || c->used != c->items || c->tail - c->head != c->items)
+      fail(r, "block cache counters disagree with the cached nodes", o);
+    for (uint32_t k = 0; k < cap; k++) {
+      uint32_t y = h->bslots[h->bbase[o] + k];
+      if (!y) continue;
+      held++;
+      if (y >= (2ull << h->buddy.top) || order_of_node(&h->buddy, y) != o ||
+          h->buddy.state[y] != DM_NODE_CACHED)
+        fail(r, "block cache slot holds a node that is not cached there", y);
+      if ((k - c->head) % cap >= c->items) /* slot k holds tickets k mod cap: live are [head, tail) */
+        fail(r, "block cache slot outside its ring's live range", y);
     }
-    if (items != cached[o]) fail(r, "block cache counters disagree with the cached nodes", o);
     if (held != cached[o]) fail(r, "block cache slots disagree with the cached nodes", o);
   }
 }
@@ -264,8 +260,7 @@ int dm_heap_whole(const dm_heap_t *h, char *why, size_t whylen) {
   for (uint32_t o = 0; o <= h->buddy.top; o++)
     free_bytes += (uint64_t)dm_semw_c(h->buddy.sem[o].w) << (o + DM_LEAF_SHIFT);
   for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) /* cached blocks are free */
-    for (uint32_t sh = 0; h->bcap[o] && sh < h->bshards[o]; sh++)
-      free_bytes += (uint64_t)h->bcache[h->bring[o] + sh].items << (o + DM_LEAF_SHIFT);
+    free_bytes += (uint64_t)h->bcache[o].items << (o + DM_LEAF_SHIFT);
   free_bytes += dm_fresh_count(h) << DM_CHUNK_SHIFT; /* and fresh chunks */
   if (free_bytes != h->buddy.pool_bytes) {
     if (why)

@@ -66,8 +66,7 @@
 #define DM_ROOM_LOADS 4u     /* of them per lane and round */
 #define DM_ROOM_TRIES 3u     /* searches a warp makes before the other ways' lists */
 #define DM_CACHE_ORDERS 12u  /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
-#define DM_CACHE_SLOTS 8192u /* at most this many cached blocks per order */
-#define DM_CACHE_SHARDS 32u  /* rings per order (by SM): spreads the rings' counters */
+#define DM_CACHE_SLOTS 4096u /* at most this many cached blocks per order */
 #define DM_MIN_ALIGN 16u     /* every block is at least 16-byte aligned */
 #define DM_SECTOR_BYTES \
   32u /* an L1 sector: by default no two blocks share one (heap.c: dm_heap_request_size) */
@@ -201,8 +200,8 @@ static DM_INLINE uint32_t dm_class_size(uint32_t c) {
 }
 
 /* ---------------------------------------------------------- block cache --- */
-/* Per order and shard: a ring of cached blocks' nodes (blockcache.c). Each
- * ring has its own 128-byte line. */
+/* Per order: a ring of cached blocks' nodes (blockcache.c). Each order has
+ * its own 128-byte line. */
 typedef struct dm_bcache {
   uint32_t items; /* blocks ready to take (read as int32: below 0 for a moment) */
   uint32_t used;  /* slots taken by puts and not yet emptied by takes */
@@ -210,12 +209,6 @@ typedef struct dm_bcache {
   uint32_t tail;  /* ticket of the next put */
   uint32_t pad[28];
 } dm_bcache_t;
-/* Per order: which of its rings may hold blocks (bit s: ring s), a hint
- * that spares a take the rings that are empty. Its own 128-byte line. */
-typedef struct dm_bcache_mask {
-  uint64_t nonempty;
-  uint64_t pad[15];
-} dm_bcache_mask_t;
 
 /* --------------------------------------------------------- fresh chunks --- */
 /* A fixed heap's chunks that nothing has used yet: [next, dm_heap_t.fresh_end)
@@ -304,13 +297,11 @@ typedef struct dm_layout {
   uint64_t nchunks;
   uint64_t total; /* bytes needed: == heap_bytes */
   uint32_t top, narenas;
-  uint64_t grow_off;                 /* dm_grow_t (always laid out; used when grows) */
-  uint64_t bcache_off, bslot_off;    /* block cache rings and their slots */
-  uint64_t bmask_off;                /* the rings' non-empty masks */
-  uint64_t fresh_off;                /* dm_fresh_t */
-  uint32_t bcap[DM_CACHE_ORDERS];    /* slots per ring of the order (a power of two, or 0) */
-  uint32_t bshards[DM_CACHE_ORDERS]; /* rings of the order (a power of two) */
-  uint32_t grows;                    /* 1: pool is a reserved range that is mapped as needed */
+  uint64_t grow_off;              /* dm_grow_t (always laid out; used when grows) */
+  uint64_t bcache_off, bslot_off; /* block cache rings and their slots */
+  uint64_t fresh_off;             /* dm_fresh_t */
+  uint32_t bcap[DM_CACHE_ORDERS]; /* slots per order (a power of two, or 0) */
+  uint32_t grows;                 /* 1: pool is a reserved range that is mapped as needed */
   uint32_t pad;
 } dm_layout_t;
 
@@ -335,13 +326,10 @@ typedef struct dm_heap {
                                 * (the default: every block has its 32-byte sectors to itself), or
                                 * DM_MIN_ALIGN - 1 (dense) */
   dm_class_t classes[DM_NUM_CLASSES];
-  dm_bcache_t *bcache;     /* the rings: order o's ring s is bcache[bring[o] + s] */
-  dm_bcache_mask_t *bmask; /* DM_CACHE_ORDERS non-empty masks */
-  uint32_t *bslots; /* the rings' slots: order o's ring s has bslots[bbase[o] + s * bcap[o] .. + bcap[o]) */
-  uint32_t bcap[DM_CACHE_ORDERS];    /* slots per ring (a power of two; 0: the order is not kept) */
-  uint32_t bshards[DM_CACHE_ORDERS]; /* rings in use (a power of two <= DM_CACHE_SHARDS) */
+  dm_bcache_t *bcache; /* DM_CACHE_ORDERS rings */
+  uint32_t *bslots;    /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */
+  uint32_t bcap[DM_CACHE_ORDERS];
   uint32_t bbase[DM_CACHE_ORDERS];
-  uint32_t bring[DM_CACHE_ORDERS];
   dm_fresh_t *fresh;  /* the fresh chunks' counter (fresh.c) */
   uint64_t fresh_end; /* chunks [0, fresh_end) were fresh at format (0: none) */
   /* growth (NULL grow: a fixed heap, everything below unused) */

@@ -86,7 +86,7 @@ DM_COLD void *dm_heap_malloc_large(dm_heap_t *h, uint64_t size, uint64_t align, 
 
 /* The allocated large block at pool offset `off` (16 KiB aligned), or 0 with
  * *why saying which misuse it is. */
-DM_COLD uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
+DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
   if (h->grow && off >= dm_load64(&h->grow->released)) { /* held by the grower: never handed out */
     *why = DM_FREE_FOREIGN;
     return 0;

@@ -146,24 +146,16 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   o = ALIGN_UP(o + sizeof(dm_grow_t), 256);
   L->fresh_off = o;
   o = ALIGN_UP(o + sizeof(dm_fresh_t), 256);
-  uint64_t slots = 0, rings = 0;
-  for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) {
-    /* the order's slots: a power of two <= its blocks, spread over up to
-     * DM_CACHE_SHARDS rings of at least 16 slots (or one ring) */
+  uint64_t slots = 0;
+  for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) { /* a power of two <= blocks of the order */
     uint64_t blocks = pool >> (DM_LEAF_SHIFT + c), cap = 0;
     if (blocks)
       for (cap = 1; cap * 2 <= blocks && cap * 2 <= DM_CACHE_SLOTS; cap *= 2) {}
-    uint32_t shards = 1;
-    while (shards < DM_CACHE_SHARDS && cap / (shards * 2) >= 16) shards *= 2;
-    L->bshards[c] = shards;
-    L->bcap[c] = (uint32_t)(cap / shards);
+    L->bcap[c] = (uint32_t)cap;
     slots += cap;
-    rings += shards;
   }
   L->bcache_off = o;
-  o = ALIGN_UP(o + rings * sizeof(dm_bcache_t), 256);
-  L->bmask_off = o;
-  o = ALIGN_UP(o + DM_CACHE_ORDERS * sizeof(dm_bcache_mask_t), 256);
+  o = ALIGN_UP(o + DM_CACHE_ORDERS * sizeof(dm_bcache_t), 256);
   L->bslot_off = o;
   o = ALIGN_UP(o + slots * 4, 256);
   L->total = o;
@@ -244,14 +236,10 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
   h->nchunks = (uint32_t)L->nchunks;
   dm_classes_compute(h->classes);
   h->bcache = (dm_bcache_t *)(uintptr_t)(base + L->bcache_off);
-  h->bmask = (dm_bcache_mask_t *)(uintptr_t)(base + L->bmask_off);
   h->bslots = (uint32_t *)(uintptr_t)(base + L->bslot_off);
-  for (uint32_t c = 0, n = 0, r = 0; c < DM_CACHE_ORDERS;
-       n += L->bcap[c] * L->bshards[c], r += L->bshards[c], c++) {
+  for (uint32_t c = 0, n = 0; c < DM_CACHE_ORDERS; n += L->bcap[c], c++) {
     h->bcap[c] = L->bcap[c];
-    h->bshards[c] = L->bshards[c];
     h->bbase[c] = n;
-    h->bring[c] = r;
   }
   h->fresh = (dm_fresh_t *)(uintptr_t)(base + L->fresh_off);
   h->fresh_end = L->grows ? 0 : L->nchunks; /* every chunk of a fixed heap starts fresh */

@@ -283,7 +283,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
  * whole aligned group of 2^j blocks of one order (a run from
  * dm_warp_malloc_large freed by the same warp) free it as one block; the
  * others free one lane at a time (see dm_warp_malloc_large). */
-static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t off, uint32_t arena) {
+static __device__ __forceinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t off) {
   uint32_t lg = __activemask(), lane = lane_id();
   int why;
   uint64_t node = dm_heap_large_lookup(h, off, &why);
@@ -301,38 +301,23 @@ static __device__ __noinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t of
     uint32_t alone = __ballot_sync(grp, __match_any_sync(grp, n) == (1u << lane));
     if (hi - lo + 1u == k && lo % k == 0 && alone == grp) {
       uint32_t j = (uint32_t)__ffs(k) - 1u;
-      if (lane == leader) dm_heap_free_nodes(h, lo >> j, j, arena);
+      if (lane == leader) dm_heap_free_nodes(h, lo >> j, j, dm_heap_arena(h));
       done = 1;
     }
   }
   uint32_t todo = __ballot_sync(lg, !done);
   for (uint32_t m = todo; m; m &= m - 1) {
-    if (lane == (uint32_t)__ffs(m) - 1u) dm_heap_free_nodes(h, node, 0, arena);
+    if (lane == (uint32_t)__ffs(m) - 1u) dm_heap_free_nodes(h, node, 0, dm_heap_arena(h));
     __syncwarp(lg);
   }
 }
 
-/* A pointer that is no slot of a slab chunk: a large block's, or a misuse
- * (dm_slab_outside decides from the chunk's tag, which the slab path reads
- * anyway). */
-static __device__ __noinline__ void dm_warp_free_other(dm_heap_t *h, uint64_t off, int why) {
-  if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
-  if (why == DM_FREE_LARGE)
-    dm_warp_free_large(h, off, dm_heap_arena(h));
-  else
-    dm_heap_note_misuse(h, why);
-}
-
-/* A slab pointer's free, `check`: verify its canary (check mode). */
-static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const char *p, uint64_t off,
-                                                         int check) {
-  uint32_t chunk, word, tag;
-  uint64_t bit;
-  int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
-  if (why != DM_FREE_OK) {
-    dm_warp_free_other(h, off, why);
-    return;
-  }
+/* The warp's part of a slab free: lanes of `active` free the slot `bit` of
+ * word `word` of chunk `chunk` (tag `tag`, located and checked); `check`:
+ * verify the block's canary (check mode). */
+static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const char *p, uint32_t chunk,
+                                                          uint32_t word, uint64_t bit, uint32_t tag,
+                                                          int check) {
   uint32_t active = __activemask(), lane = lane_id();
   /* Lanes of one bitmap word: one fetch-and clears all their bits. */
   uint32_t wg = h->nchunks <= (1u << 25) /* the key fits 32 bits: heaps below 4 TiB */
@@ -345,7 +330,7 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
    * leader's fetch-and is a release (a store still in flight could land in
    * the next owner's data, another SM's maybe), and the warp barrier puts
    * the other lanes' stores before it. A large block's free fences under
-   * the tree's lock or before the block cache publishes it. */
+   * the tree's lock or publishes it in the block cache with a release. */
   __syncwarp(wg);
   if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, tag, word, ((uint64_t)hi << 32) | lo);
   cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
@@ -357,39 +342,72 @@ static __device__ __forceinline__ void dm_warp_free_slab(dm_heap_t *h, const cha
     dm_heap_note_misuse(h, DM_FREE_DOUBLE);
   else if (check)
     dm_heap_check_free(h, p, h->classes[tag_class(tag)].size);
-  /* Lanes of one chunk: one update of its count, semaphore and counters. */
+  /* Lanes of one chunk: one update of its count, semaphore and counters
+   * (counted in the chunk's arena: its tag has it, where the caller's arena
+   * would take a division by the arena count). */
   uint32_t cg = wg == active ? active : __match_any_sync(active, chunk);
   uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
   if (lane == (uint32_t)__ffs(cg) - 1u && count) {
     dm_slab_free_commit(h, chunk, tag, count);
-    dm_heap_note_free(h, dm_heap_arena(h), tag_class(tag), count);
+    dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
   }
 }
 
-/* A slab pointer's free in check mode (out of line: see dm_warp_malloc;
- * dm_warp_free_large checks its blocks itself). */
-static __device__ __noinline__ void dm_warp_free_checked(dm_heap_t *h, const char *p, uint64_t off) {
-  dm_warp_free_slab(h, p, off, 1);
+/* Every free the common path does not serve, in one function (each call
+ * level saves and restores its registers): a pointer outside the pool, a
+ * large block, a misuse, check mode. A pointer that is no slot of a slab
+ * chunk is a large block's or a misuse (dm_slab_outside decides from the
+ * chunk's tag, which the slab path reads anyway). */
+static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p) {
+  char *base = h->buddy.base;
+  uint64_t off = (uint64_t)(p - base);
+  if (p < base || off >= h->buddy.pool_bytes) {
+    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+    return;
+  }
+  uint32_t chunk, word, tag;
+  uint64_t bit;
+  int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
+  if (why == DM_FREE_OK) {
+    dm_warp_free_slots(h, p, chunk, word, bit, tag, h->check);
+    return;
+  }
+  if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
+  if (why == DM_FREE_LARGE)
+    dm_warp_free_large(h, off);
+  else
+    dm_heap_note_misuse(h, why);
 }
 
+/* free: the common path (a slot of a slab chunk, check mode off) inline,
+ * the rest out of line. Its loads are arranged so that each step's loads
+ * are issued together: the descriptor's fields, then the chunk's tag, then
+ * the class's fields, each set tested with one branch (tested one by one,
+ * each field was a round trip of its own). */
 static __device__ void dm_warp_free(void *p) {
   if (!p) return;
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h) return; /* nothing was allocated from a heap: nothing to free */
-  /* The descriptor's fields read together, before the tests: one round trip
-   * (read after each test, they were three in a row). */
-  char *base = h->buddy.base;
+  const char *base = h->buddy.base;
   uint64_t pool = h->buddy.pool_bytes;
-  uint32_t check = h->check;
-  uint64_t off = (uint64_t)((char *)p - base);
-  if ((char *)p < base || off >= pool) {
-    dm_heap_note_misuse(h, DM_FREE_FOREIGN);
+  dm_chunk_t *chunks = h->chunks;
+  uint32_t nchunks = h->nchunks, check = h->check;
+  uint64_t off = (uint64_t)((const char *)p - base);
+  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
+  if (((const char *)p < base) | (off >= pool) | (check != 0) | (idx >= nchunks)) {
+    dm_warp_free_slow(h, (const char *)p);
     return;
   }
-  if (check)
-    dm_warp_free_checked(h, (const char *)p, off);
-  else
-    dm_warp_free_slab(h, (const char *)p, off, 0);
+  uint32_t tag = (uint32_t)(dm_load64(&chunks[idx].live) >> 32);
+  /* tag 0 (no slab chunk) reads a class too, the last: its fields are not used */
+  const dm_class_t *c = &h->classes[tag ? tag_class(tag) : DM_NUM_CLASSES - 1u];
+  uint32_t coff = c->off, size = c->size, nslots = c->nslots;
+  uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1)) - coff, slot = dm_class_div(c, in);
+  if ((tag == 0) | ((uint32_t)(off & (DM_CHUNK_BYTES - 1)) < coff) | (slot * size != in) | (slot >= nslots)) {
+    dm_warp_free_slow(h, (const char *)p);
+    return;
+  }
+  dm_warp_free_slots(h, (const char *)p, idx, slot >> 6, 1ull << (slot & 63u), tag, 0);
 }
 
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would
