@@ -352,9 +352,9 @@ DM_COLD void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
 }
 
 /* Make the 2^j allocated blocks under node y one plain block (BUSY, not
- * split), owned by the caller (see dm_buddy_free_run): the stores only, which
- * the caller orders before the block is reachable again (a fence, or the
- * block cache's release). */
+ * split): the stores only, which the caller orders before the block is
+ * reachable again (dm_buddy_free_run's fence; a warp's free does the same
+ * stores with its lanes, devmalloc.cu). */
 DM_FN void dm_buddy_join_stores(dm_buddy_t *b, uint64_t y, uint32_t j) { set_subtree(b, y, j, DM_NODE_BUSY); }
 
 /* Misuse class of a free of pool offset `off` that is not a live block:

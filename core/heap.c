@@ -100,11 +100,14 @@ DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
   return node;
 }
 
-/* Free k = 2^j allocated blocks: the run under node y (j = 0: one block). */
+/* Free k = 2^j allocated blocks: the run under node y (j = 0: one block),
+ * which the caller made one plain block (its nodes BUSY, not split: the
+ * warp's lanes' stores, ordered before this call). Those stores and the
+ * block's reach the next owner through the block cache's release or the
+ * fence before the tree's free. */
 DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
   uint64_t bytes = dm_heap_node_bytes(h, y);
-  dm_heap_unhold(h, bytes);                     /* before the memory can be reused */
-  if (j) dm_buddy_join_stores(&h->buddy, y, j); /* ordered by the cache's release, or the fence */
+  dm_heap_unhold(h, bytes); /* before the memory can be reused */
   if (!dm_bcache_put(h, y)) {
     dm_fence();
     dm_buddy_free(&h->buddy, y);
