@@ -328,24 +328,36 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
                                                           uint32_t word, uint64_t bit, uint32_t tag,
                                                           int check) {
   uint32_t active = __activemask(), lane = lane_id();
-  /* Lanes of one bitmap word: one fetch-and clears all their bits. */
+  /* The lanes freeing into this lane's bitmap word (all of them, commonly). */
   uint32_t wg = h->nchunks <= (1u << 25) /* the key fits 32 bits: heaps below 4 TiB */
                     ? same_key(active, chunk * DM_CHUNK_WORDS + word)
                     : __match_any_sync(active, (unsigned long long)chunk * DM_CHUNK_WORDS + word);
-  uint32_t lo = __reduce_or_sync(wg, (uint32_t)bit), hi = __reduce_or_sync(wg, (uint32_t)(bit >> 32));
-  uint32_t wlead = (uint32_t)__ffs(wg) - 1u;
+  /* Every intrinsic below names all of `active`: one with the mask of the
+   * lane's group (a word's lanes, a chunk's) ran, in a warp of several
+   * groups, as a loop over the groups (a warp of mixed sizes spent a third
+   * of its samples there). A warp that is one group clears its bits with
+   * one fetch-and by its first lane; in any other each lane clears its own
+   * (a pointer freed twice in one warp is then found by the second clear). */
+  uint64_t bits = bit;
+  uint32_t wlead = lane;
+  if (wg == active) {
+    bits = (uint64_t)__reduce_or_sync(active, (uint32_t)(bit >> 32)) << 32 |
+           __reduce_or_sync(active, (uint32_t)bit);
+    wlead = (uint32_t)__ffs(active) - 1u;
+  }
   uint64_t cleared = 0;
   /* The lanes' stores to their blocks before the slots are free: the
-   * leader's fetch-and is a release (a store still in flight could land in
-   * the next owner's data, another SM's maybe), and the warp barrier puts
-   * the other lanes' stores before it. A large block's free fences under
+   * fetch-and is a release (a store still in flight could land in the next
+   * owner's data, another SM's maybe), and the warp barrier puts the other
+   * lanes' stores before the leader's. A large block's free fences under
    * the tree's lock or publishes it in the block cache with a release. */
-  __syncwarp(wg);
-  if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, tag, word, ((uint64_t)hi << 32) | lo);
-  cleared = __shfl_sync(wg, (unsigned long long)cleared, (int)wlead);
-  /* the same pointer twice: only when the lanes' bits are fewer than the lanes */
-  uint32_t same =
-      __popc(lo) + __popc(hi) == __popc(wg) ? 1u << lane : __match_any_sync(wg, (unsigned long long)bit);
+  __syncwarp(active);
+  if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, tag, word, bits);
+  cleared = __shfl_sync(active, (unsigned long long)cleared, (int)wlead);
+  /* the same pointer twice in a warp of one group: only when its bits are fewer than its lanes */
+  uint32_t same = wg == active && __popcll((long long)bits) != __popc(active)
+                      ? __match_any_sync(active, (unsigned long long)bit)
+                      : 1u << lane;
   int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
   if (!ok)
     dm_heap_note_misuse(h, DM_FREE_DOUBLE);
@@ -355,7 +367,7 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
    * (counted in the chunk's arena: its tag has it, where the caller's arena
    * would take a division by the arena count). */
   uint32_t cg = wg == active ? active : __match_any_sync(active, chunk);
-  uint32_t count = (uint32_t)__popc(__ballot_sync(cg, ok));
+  uint32_t count = (uint32_t)__popc(__ballot_sync(active, ok) & cg);
   if (lane == (uint32_t)__ffs(cg) - 1u && count) {
     dm_slab_free_commit(h, chunk, tag, count);
     dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
