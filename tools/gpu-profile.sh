@@ -4,9 +4,10 @@
 # (default k_free) of ab_devmalloc, its counters (time, instructions,
 # atomics, memory) and the warp-state and source-counter sections; the
 # reports go to $OUT/ncu-*.ncu-rep for `ncu -i` elsewhere.
+# PROFILE_SIZES may name `mixed` (the mixed workload, 16..4096 B) beside sizes.
 #   PROFILE_SIZES="64 256 1K 16K"  PROFILE_KERNEL=k_free  PROFILE_BIN=build/bench/ab_devmalloc
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 OUT=${OUT:-$(mktemp -d)}
 k=${PROFILE_KERNEL:-k_free}
 bin=${PROFILE_BIN:-build/bench/ab_devmalloc}
@@ -21,9 +22,11 @@ smsp__membar_count.sum,launch__grid_size,launch__block_size
 # grid size printed with the counters says which launch it was).
 for s in ${PROFILE_SIZES:-64 256 1K 16K}; do
   rep="$OUT/ncu-$k-$s"
+  if [ "$s" = mixed ]; then wl=(--workloads mixed); else wl=(--workloads sizes --sizes "$s"); fi
+  # shellcheck disable=SC2086 # PROFILE_ARGS: several arguments
   ncu -f -o "$rep" -k "regex:^$k\$" --launch-skip 2 --launch-count 1 \
       --section WarpStateStats --section SourceCounters --section SpeedOfLight --metrics "$metrics" \
-      "$bin" --workloads sizes --sizes "$s" --reps 3 ${PROFILE_ARGS:-} >"$OUT/ncu-$k-$s.log" 2>&1 ||
+      "$bin" "${wl[@]}" --reps 3 ${PROFILE_ARGS:-} >"$OUT/ncu-$k-$s.log" 2>&1 ||
     { echo "profile $s: ncu failed"; tail -5 "$OUT/ncu-$k-$s.log"; continue; }
   echo "== $k $s"
   ncu -i "$rep.ncu-rep" --page raw --csv --print-units base --metrics "$metrics" 2>/dev/null | python3 -c '
