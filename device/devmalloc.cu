@@ -11,13 +11,13 @@
  *   get adjacent blocks carved from one tree block; the rest go to the tree
  *   one lane at a time. A warp whose pins missed in a heap with ways looks
  *   for a chunk with room with all its lanes ("Room search" below).
- * free: lanes freeing slots of the same bitmap word clear them with one
- *   fetch-and; lanes freeing in the same chunk account for them with one
- *   update of the chunk, its bin's semaphore and the counters. A free is a
- *   release: the caller's stores to the block are ordered before the block
- *   can be handed out again (the slab's fetch-and is a release atomic after
- *   a warp barrier; the tree's and the block cache's publication fence on
- *   their own).
+ * free: a warp whose lanes free slots of one bitmap word clears them with
+ *   one fetch-and (any other, one per lane); lanes freeing in the same
+ *   chunk account for them with one update of the chunk, its bin's
+ *   semaphore and the counters. A free is a release: the caller's stores to
+ *   the block are ordered before the block can be handed out again (the
+ *   slab's fetch-and is a release atomic after a warp barrier; the tree
+ *   fences under its lock, the block cache publishes with a release).
  * Arenas: DM_ARENAS_PER_SM per SM, picked by %smid and the warp's slot
  * (modulo the heap's arena count).
  *
