@@ -22,13 +22,14 @@
  * (`tail`), wait until that slot is empty, store the node with a release
  * (the CACHED mark and the caller's stores to the tree before a take can
  * find it: one release where a full fence after a run's join and another
- * after the mark were), publish it (`items`). take: reserve an item (`items`), take a ticket (`head`), wait
- * until that slot holds a node, empty it, give the slot back (`used`). The
- * reservations guarantee that a waited-for slot is emptied or filled by an
- * operation already under way, so a wait ends when that operation does;
- * nothing retries a CAS against thousands of others (a warp freeing at once
- * on every SM). Items are interchangeable: a take may get the node an
- * earlier round left in its slot.
+ * after the mark were), publish it (`items`). take: reserve an item
+ * (`items`), take a ticket (`head`), wait until that slot holds a node,
+ * empty it, give the slot back (`used`). The reservations guarantee that a
+ * waited-for slot is emptied or filled by an operation already under way,
+ * so a wait ends when that operation does; nothing retries a CAS against
+ * thousands of others (a warp freeing at once on every SM). Items are
+ * interchangeable: a take may get the node an earlier round left in its
+ * slot.
  *
  * Locking: none (atomic counters and per-slot exchange); holds no lock while
  * waiting, and is called with none held. Calls buddy.c.
