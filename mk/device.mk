@@ -24,7 +24,10 @@ DEVICE_MAXRREG := 32
 # library must not export them, or an executable linked with it too binds its
 # own registration to the library's copy of the same module (an "invalid
 # resource handle" at the executable's first kernel).
-DEVICE_NVFLAGS := $(NVCC_FLAGS) -Icore -rdc=true -Xcompiler -fvisibility=hidden
+# DEVICE_EXTRA_FLAGS: more nvcc flags for the device module only (an
+# experiment's -D switch in a build of its own: tools/gpu-variant-build.sh).
+DEVICE_EXTRA_FLAGS ?=
+DEVICE_NVFLAGS := $(NVCC_FLAGS) -Icore -rdc=true -Xcompiler -fvisibility=hidden $(DEVICE_EXTRA_FLAGS)
 DEVICE_ABI_FLAGS := -maxrregcount=$(DEVICE_MAXRREG)
 DEVICE_PTX_ARCH ?= 80
 
