@@ -355,7 +355,9 @@ DM_COLD void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j) {
  * split): the stores only, which the caller orders before the block is
  * reachable again (dm_buddy_free_run's fence; a warp's free does the same
  * stores with its lanes, devmalloc.cu). */
-DM_FN void dm_buddy_join_stores(dm_buddy_t *b, uint64_t y, uint32_t j) { set_subtree(b, y, j, DM_NODE_BUSY); }
+DM_FN void dm_buddy_join_stores(dm_buddy_t *b, uint64_t y, uint32_t j) {
+  for (uint32_t r = 0; r + 1u < (1u << j); r++) dm_store32(&b->state[dm_buddy_run_node(y, r)], DM_NODE_BUSY);
+}
 
 /* Misuse class of a free of pool offset `off` that is not a live block:
  * DM_FREE_DOUBLE when the memory around it is free (a block freed twice,

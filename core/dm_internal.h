@@ -67,6 +67,14 @@ DM_FN uint64_t dm_buddy_claim(dm_buddy_t *b, uint32_t order);
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why);
 DM_FN void dm_buddy_free_run(dm_buddy_t *b, uint64_t y, uint32_t j);
 DM_FN void dm_buddy_join_stores(dm_buddy_t *b, uint64_t y, uint32_t j);
+/* Node r (0 .. 2^j - 2) of those above a run of 2^j blocks under node y,
+ * which a run's join marks BUSY (dm_buddy_join_stores; a warp's lanes one
+ * each, devmalloc.cu): depth d = log2(r + 1) under y, the (r + 1 - 2^d)-th
+ * node there. */
+static DM_INLINE uint64_t dm_buddy_run_node(uint64_t y, uint32_t r) {
+  uint32_t d = 63u - (uint32_t)dm_clz64(r + 1u);
+  return (y << d) + (r + 1u - (1u << d));
+}
 DM_FN uint64_t dm_buddy_run_from(dm_buddy_t *b, uint64_t y, uint32_t order, uint32_t k);
 DM_FN uint64_t dm_buddy_node_offset(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_node_at(const dm_buddy_t *b, uint32_t order, uint64_t off);

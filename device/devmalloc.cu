@@ -301,14 +301,11 @@ static __device__ __forceinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t
     uint32_t alone = __ballot_sync(grp, __match_any_sync(grp, n) == (1u << lane));
     if (hi - lo + 1u == k && lo % k == 0 && alone == grp) {
       /* The run becomes one block: the k - 1 nodes above its blocks marked
-       * BUSY, one by each lane but the last (the lane of rank r: depth d =
-       * log2(r + 1), the (r + 1 - 2^d)-th node there), before the leader's
-       * free publishes it (the warp barrier orders the lanes' stores). */
+       * BUSY, one by each lane but the last (node r of the run for the lane
+       * of rank r), before the leader's free publishes it (the warp barrier
+       * orders the lanes' stores). */
       uint32_t j = (uint32_t)__ffs(k) - 1u, r = (uint32_t)__popc(grp & ((1u << lane) - 1u));
-      if (r + 1u < k) {
-        uint32_t d = 31u - (uint32_t)__clz((int)(r + 1u));
-        dm_store32(&h->buddy.state[((uint64_t)(lo >> j) << d) + (r + 1u - (1u << d))], DM_NODE_BUSY);
-      }
+      if (r + 1u < k) dm_store32(&h->buddy.state[dm_buddy_run_node(lo >> j, r)], DM_NODE_BUSY);
       __syncwarp(grp);
       if (lane == leader) dm_heap_free_nodes(h, lo >> j, j, dm_heap_arena(h));
       done = 1;

@@ -208,6 +208,19 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
  * the block is free as maximal halves (invariants after every step), and the
  * tree is whole when they are all freed, in any order, or (a whole aligned
  * group) at once. */
+/* The nodes above a run of 2^j blocks under node y, as a warp's lanes join
+ * them (lane r, node r): each node of depth 0 .. j - 1 under y once, level
+ * by level, left to right. */
+static void test_run_nodes(void **st) {
+  for (uint64_t y = 1; y < 64; y++)
+    for (uint32_t j = 0; j <= 6; j++) {
+      uint32_t r = 0;
+      for (uint32_t d = 0; d < j; d++)
+        for (uint64_t i = y << d; i < (y + 1) << d; i++, r++) assert_int_equal(dm_buddy_run_node(y, r), i);
+      assert_int_equal(r, (1u << j) - 1u);
+    }
+}
+
 static void test_runs_carve_adjacent_blocks(void **st) {
   fixture_heap_t f;
   fixture_heap_init_tree(&f, 16 * MiB, 1);
@@ -258,6 +271,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fresh_heap_is_whole),
       cmocka_unit_test(test_runs_carve_adjacent_blocks),
+      cmocka_unit_test(test_run_nodes),
       cmocka_unit_test(test_split_then_merge),
       cmocka_unit_test(test_fill_every_leaf),
       cmocka_unit_test(test_random_ops_keep_invariants),
