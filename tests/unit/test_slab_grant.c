@@ -356,10 +356,6 @@ static void test_bin_bookkeeping(void **st) {
   fixture_heap_fini_whole(&f);
 }
 
-/* A bin that keeps growing takes runs of 1, 2, 4, then 8 chunks per grow;
- * all of them are listed and served before the next grow. Once its chunks
- * went back to the tree (the bin holds none), the next grow takes one chunk
- * again. */
 /* The fast grant (the GPU malloc's common path) and dm_slab_grant going on
  * from what it leaves. It takes nothing when the bin has too few units,
  * when a waiter is reserved on the semaphore, or for more slots than a chunk

@@ -8,6 +8,10 @@
 
 #define MiB (1ull << 20)
 
+/* A bin that keeps growing takes runs of 1, 2, 4, then 8 chunks per grow;
+ * all of them are listed and served before the next grow. Once its chunks
+ * went back to the tree (the bin holds none), the next grow takes one chunk
+ * again. */
 static void test_grow_runs(void **st) {
   fixture_heap_t f;
   fixture_heap_init_tree(&f, 16 * MiB, 1);

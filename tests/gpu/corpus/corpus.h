@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cuda_runtime.h>
 #include "../progs/cuda_ck.h" /* CK(x) */
+#include "../progs/hash32.h"  /* hash32(x) */
 #ifdef USE_DEVMALLOC_INIT
 #include <devmalloc_cuda.h>
 #endif
@@ -24,16 +25,6 @@ struct Digest {
   }
   template <class T> void add(const T &v) { bytes(&v, sizeof v); }
 };
-
-// A 32-bit integer hash (pseudo-random keys and sizes, host or device).
-__host__ __device__ static inline uint32_t corpus_hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 
 // CORPUS_SMALL=1: reduced sizes (for compute-sanitizer runs).
 static inline bool corpus_small() {

@@ -5,9 +5,7 @@
 #include <vector>
 #include "corpus.h"
 
-__host__ __device__ inline int value(int owner, int k) {
-  return (int)(corpus_hash32(owner * 7919 + k) % 1000);
-}
+__host__ __device__ inline int value(int owner, int k) { return (int)(hash32(owner * 7919 + k) % 1000); }
 
 struct Vec {
   int *data = nullptr;
@@ -32,7 +30,7 @@ __global__ void per_thread(int n, long long *out, int *nulls) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= n) return;
   Vec v;
-  int len = 1 + corpus_hash32(t) % 300;
+  int len = 1 + hash32(t) % 300;
   for (int k = 0; k < len; k++)
     if (!v.push(value(t, k))) {
       atomicAdd(nulls, 1);
@@ -47,7 +45,7 @@ __global__ void per_thread(int n, long long *out, int *nulls) {
 __global__ void per_warp(int nwarps, long long *out, int *nulls) {
   int w = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
   if (w >= nwarps) return;  // whole warps only: blockDim is a multiple of 32
-  int rounds = 1 + corpus_hash32(w) % 40, cap = 0;
+  int rounds = 1 + hash32(w) % 40, cap = 0;
   int *data = nullptr;
   for (int r = 0; r < rounds; r++) {
     if (32 * (r + 1) > cap) {
@@ -83,7 +81,7 @@ __global__ void per_block(long long *out, int *nulls) {
   __shared__ int *data;
   __shared__ long long part[32];
   int b = blockIdx.x, t = threadIdx.x, nt = blockDim.x;
-  int rounds = 1 + corpus_hash32(b) % 24, cap = 0;
+  int rounds = 1 + hash32(b) % 24, cap = 0;
   if (t == 0) data = nullptr;
   __syncthreads();
   for (int r = 0; r < rounds; r++) {
@@ -153,9 +151,9 @@ int main() {
     return s;
   };
   int bad[3] = {0, 0, 0};
-  for (int t = 0; t < nthr; t++) bad[0] += o1[t] != ref(t, 1 + corpus_hash32(t) % 300);
-  for (int w = 0; w < nwarps; w++) bad[1] += o2[w] != ref(w, 32 * (1 + corpus_hash32(w) % 40));
-  for (int b = 0; b < nblocks; b++) bad[2] += o3[b] != ref(b + 100000, bt * (1 + corpus_hash32(b) % 24));
+  for (int t = 0; t < nthr; t++) bad[0] += o1[t] != ref(t, 1 + hash32(t) % 300);
+  for (int w = 0; w < nwarps; w++) bad[1] += o2[w] != ref(w, 32 * (1 + hash32(w) % 40));
+  for (int b = 0; b < nblocks; b++) bad[2] += o3[b] != ref(b + 100000, bt * (1 + hash32(b) % 24));
   if (bad[0] || bad[1] || bad[2]) {
     fprintf(stderr, "growarray: wrong sums: %d per thread, %d per warp, %d per block\n", bad[0], bad[1],
             bad[2]);

@@ -19,7 +19,7 @@ struct Cell {
 };
 
 __host__ __device__ inline unsigned word(int i, unsigned vocab) {
-  unsigned r = corpus_hash32((unsigned)i);
+  unsigned r = hash32((unsigned)i);
   return 1 + (r % vocab) % (1 + (r >> 20) % vocab);  // skewed: small keys are frequent
 }
 
@@ -33,7 +33,7 @@ __device__ Entry *find(Entry *e, unsigned key) {
 __global__ void count_words(Entry **buckets, unsigned nb, int n, unsigned vocab, int *nulls) {
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     unsigned key = word(i, vocab);
-    Entry **slot = &buckets[corpus_hash32(key) % nb];
+    Entry **slot = &buckets[hash32(key) % nb];
     Entry *mine = nullptr;
     for (;;) {
       Entry *head = *(Entry *volatile *)slot;
@@ -65,7 +65,7 @@ __global__ void build_lists(Cell **heads, int n, int *nulls) {
   int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= n) return;
   Cell *head = nullptr;
-  int len = 1 + corpus_hash32(t) % 24;
+  int len = 1 + hash32(t) % 24;
   for (int k = 0; k < len; k++) {
     Cell *c = (Cell *)malloc(sizeof(Cell));
     if (!c) {
@@ -164,7 +164,7 @@ int main() {
   }
   int bad = 0;
   for (int t = 0; t < nl; t++) {
-    int len = 1 + (int)(corpus_hash32(t) % 24);
+    int len = 1 + (int)(hash32(t) % 24);
     long long s = 0;
     for (int pos = 1; pos <= len; pos++) {
       int k = len - pos;

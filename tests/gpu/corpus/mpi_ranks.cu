@@ -21,9 +21,8 @@ struct node {
 
 __host__ __device__ static inline int len_of(int tid, int round) { return 4 + (tid * 7 + round * 3) % 29; }
 __host__ __device__ static inline uint32_t value_of(int rank, int round, int tid, int i) {
-  return corpus_hash32(
-      (uint32_t)rank * 0x9e3779b9U ^
-      corpus_hash32((uint32_t)round * 0x85ebca6bU ^ corpus_hash32((uint32_t)tid * 31U + (uint32_t)i)));
+  return hash32((uint32_t)rank * 0x9e3779b9U ^
+                hash32((uint32_t)round * 0x85ebca6bU ^ hash32((uint32_t)tid * 31U + (uint32_t)i)));
 }
 __host__ __device__ static inline uint32_t words_of(uint32_t v) { return 1 + v % 12; }
 /* the sum over the list, head first (the reverse of insertion), every third

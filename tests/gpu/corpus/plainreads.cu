@@ -71,8 +71,8 @@ __device__ static bool sl_find(SNode *head, int key, SNode **preds, SNode **succ
 __global__ void k_skiplist(SNode *head, int nkeys, int range) {
   int tid = blockIdx.x * blockDim.x + threadIdx.x, nt = gridDim.x * blockDim.x;
   for (int i = tid; i < nkeys; i += nt) {
-    int key = 1 + (int)(corpus_hash32((unsigned)i) % (unsigned)range);
-    int h = 1 + __ffs(corpus_hash32((unsigned)key * 7u) | (1u << (MAXH - 1))) - 1;
+    int key = 1 + (int)(hash32((unsigned)i) % (unsigned)range);
+    int h = 1 + __ffs(hash32((unsigned)key * 7u) | (1u << (MAXH - 1))) - 1;
     SNode *preds[MAXH], *succs[MAXH];
     for (;;) {
       if (sl_find(head, key, preds, succs)) break;
@@ -128,8 +128,8 @@ __global__ void k_sl_walk(SNode *head, int *out, int cap, int *count, int *bad) 
 __global__ void k_hash(HNode **buckets, int nb, int nkeys, int range) {
   int tid = blockIdx.x * blockDim.x + threadIdx.x, nt = gridDim.x * blockDim.x;
   for (int i = tid; i < nkeys; i += nt) {
-    int key = 1 + (int)(corpus_hash32((unsigned)i) % (unsigned)range);
-    HNode **b = &buckets[corpus_hash32((unsigned)key * 31u) % (unsigned)nb];
+    int key = 1 + (int)(hash32((unsigned)i) % (unsigned)range);
+    HNode **b = &buckets[hash32((unsigned)key * 31u) % (unsigned)nb];
     HNode *n = 0;
     for (;;) {
       HNode *head = *(HNode *volatile *)b, *c = head;
@@ -168,7 +168,7 @@ __global__ void k_hash_walk(HNode **buckets, int nb, int *out, int cap, int *cou
 __global__ void k_tree(TNode *root, int nkeys, int range) {
   int tid = blockIdx.x * blockDim.x + threadIdx.x, nt = gridDim.x * blockDim.x;
   for (int i = tid; i < nkeys; i += nt) {
-    int key = 1 + (int)(corpus_hash32((unsigned)i) % (unsigned)range);
+    int key = 1 + (int)(hash32((unsigned)i) % (unsigned)range);
     TNode *n = 0, *cur = root;
     for (;;) {
       if (cur->key == key) {
@@ -295,15 +295,7 @@ static int run_structure(const char *kind, int blocks, int threads, int nkeys) {
   CK(cudaMemcpy(got.data(), d_out, got.size() * sizeof(int), cudaMemcpyDeviceToHost));
   // the host's answer: the distinct keys
   std::vector<int> want;
-  for (int i = 0; i < nkeys; i++) {
-    unsigned x = (unsigned)i;
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    x ^= x >> 16;
-    want.push_back(1 + (int)(x % (unsigned)range));
-  }
+  for (int i = 0; i < nkeys; i++) { want.push_back(1 + (int)(hash32((unsigned)i) % (unsigned)range)); }
   std::sort(want.begin(), want.end());
   want.erase(std::unique(want.begin(), want.end()), want.end());
   std::vector<int> sorted = got;

@@ -44,7 +44,7 @@ public:
     const int dx[8] = {10, 7, 0, -7, -10, -7, 0, 7}, dy[8] = {0, 7, 10, 7, 0, -7, -10, -7};
     if (v)
       for (int i = 0; i < n; i++) {
-        int r = 1 + corpus_hash32(seed + i) % 9;
+        int r = 1 + hash32(seed + i) % 9;
         v[i] = make_int2(dx[i % 8] * r, dy[i % 8] * r);
       }
   }
@@ -75,7 +75,7 @@ public:
 };
 
 __device__ Shape *make_shape(unsigned i) {
-  unsigned r = corpus_hash32(i);
+  unsigned r = hash32(i);
   switch (i % 3) {
   case 0: return new Rect(1 + r % 50, 1 + (r >> 8) % 50);
   case 1: return new Triangle(1 + r % 40, 1 + (r >> 8) % 40);

@@ -78,9 +78,9 @@ int main() {
   for (int b = 0; b < batches && !rc; b++) {
     std::vector<int> hs(ne), hd(ne);
     for (int i = 0; i < ne; i++) {
-      unsigned r = corpus_hash32(b * 7777777u + i);
+      unsigned r = hash32(b * 7777777u + i);
       hs[i] = (int)((r % nv) * (r % 3 ? 1u : (r >> 12) % nv) % nv);
-      hd[i] = (int)(corpus_hash32(r) % nv);
+      hd[i] = (int)(hash32(r) % nv);
       host.push_back(((unsigned long long)hs[i] << 32) | (unsigned)hd[i]);
     }
     thrust::device_vector<int> src(hs.begin(), hs.end()), dst(hd.begin(), hd.end()), first(nv + 1);

@@ -31,6 +31,7 @@
 #endif
 
 #include "pass_fail.h" /* CK */
+#include "hash32.h"
 
 #define STREAMS 4
 #define MAX_LARGE (4u << 20)
@@ -45,14 +46,6 @@ struct ctr_t {
   unsigned long long allocs, frees, nulls, bad;
 };
 
-__device__ static unsigned hash32(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352dU;
-  x ^= x >> 15;
-  x *= 0x846ca68bU;
-  x ^= x >> 16;
-  return x;
-}
 /* 1 B .. 4 KiB mostly; 1 in 64 up to 64 KiB; 1 in 1024 up to 4 MiB */
 __device__ static unsigned long long pick(unsigned r) {
   unsigned k = hash32(r ^ 0x9e3779b9u);

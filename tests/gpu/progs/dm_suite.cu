@@ -17,6 +17,7 @@
 #include <vector>
 #include "devmalloc_cuda.h"
 #include "pass_fail.h"
+#include "hash32.h"
 
 static bool quick = false;
 static const char *prefix = ""; /* before each test's name */
@@ -186,14 +187,6 @@ static void test_sizes() {
 }
 
 /* Mixed sizes, divergent lanes, cross-kernel free, new/delete. */
-__device__ uint32_t hash32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352d;
-  x ^= x >> 15;
-  x *= 0x846ca68b;
-  x ^= x >> 16;
-  return x;
-}
 __global__ void k_mixed(void **ptrs, size_t *sizes, size_t n, int divergent) {
   size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
   if (i >= n) return;
