@@ -321,19 +321,20 @@ DM_COLD void dm_buddy_free(dm_buddy_t *b, uint64_t x) {
  * the allocated block holding `off` (nodes under an allocated block are
  * plain BUSY, and its parent stays split while it is allocated), so a 16 KiB
  * block costs two loads where a walk down from the root cost the tree's
- * height. */
+ * height; a node and its parent are loaded together (one round trip a
+ * level). */
 DM_FN uint64_t dm_buddy_lookup(const dm_buddy_t *b, uint64_t off, int *why) {
   *why = DM_FREE_FOREIGN;
   if (off >= b->pool_bytes || (off & ((1ull << DM_LEAF_SHIFT) - 1)) != 0) return 0;
   uint64_t i = dm_buddy_node_at(b, 0, off);
   for (;;) {
-    uint32_t s = dm_load32(&b->state[i]);
+    uint32_t s = dm_load32(&b->state[i]), up = i == 1 ? DM_NODE_SPLIT : dm_load32(&b->state[i >> 1]);
     if (s == DM_NODE_AVAIL || s == DM_NODE_CACHED) { /* free already (maybe merged or cached since) */
       *why = DM_FREE_DOUBLE;
       return 0;
     }
     if (s & DM_NODE_SPLIT) return 0; /* a racing or bogus free: not a block */
-    if (i == 1 || (dm_load32(&b->state[i >> 1]) & DM_NODE_SPLIT)) break;
+    if (up & DM_NODE_SPLIT) break;
     i >>= 1;
   }
   if (dm_buddy_node_offset(b, i) != off) return 0;

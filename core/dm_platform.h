@@ -53,26 +53,58 @@
 #define DM_PART_INLINE static DM_INLINE
 #define DM_PART_COLD static DM_COLD
 
-static DM_INLINE uint32_t dm_load32(const uint32_t *p) { return *(const volatile uint32_t *)p; }
-static DM_INLINE uint64_t dm_load64(const uint64_t *p) { return *(const volatile uint64_t *)p; }
-static DM_INLINE void dm_store32(uint32_t *p, uint32_t v) { *(volatile uint32_t *)p = v; }
-static DM_INLINE void dm_store64(uint64_t *p, uint64_t v) { *(volatile uint64_t *)p = v; }
-static DM_INLINE uint32_t dm_cas32(uint32_t *p, uint32_t e, uint32_t d) { return atomicCAS(p, e, d); }
+/* Every word these reach lies in global memory (the heap and its
+ * descriptor; device memory, mapped or not). Saying so makes the atomics
+ * global ones: on a generic pointer each was compiled with a test for the
+ * shared window and a CAS loop for it, and could not become a reduction when
+ * its result is unused. */
+#define DM_GLOBAL(p) __builtin_assume(__isGlobal(p))
+static DM_INLINE uint32_t dm_load32(const uint32_t *p) {
+  DM_GLOBAL(p);
+  return *(const volatile uint32_t *)p;
+}
+static DM_INLINE uint64_t dm_load64(const uint64_t *p) {
+  DM_GLOBAL(p);
+  return *(const volatile uint64_t *)p;
+}
+static DM_INLINE void dm_store32(uint32_t *p, uint32_t v) {
+  DM_GLOBAL(p);
+  *(volatile uint32_t *)p = v;
+}
+static DM_INLINE void dm_store64(uint64_t *p, uint64_t v) {
+  DM_GLOBAL(p);
+  *(volatile uint64_t *)p = v;
+}
+static DM_INLINE uint32_t dm_cas32(uint32_t *p, uint32_t e, uint32_t d) {
+  DM_GLOBAL(p);
+  return atomicCAS(p, e, d);
+}
 static DM_INLINE uint64_t dm_cas64(uint64_t *p, uint64_t e, uint64_t d) {
+  DM_GLOBAL(p);
   return atomicCAS((unsigned long long *)p, e, d);
 }
-static DM_INLINE uint32_t dm_add32(uint32_t *p, uint32_t v) { return atomicAdd(p, v); }
-static DM_INLINE uint32_t dm_exch32(uint32_t *p, uint32_t v) { return atomicExch(p, v); }
+static DM_INLINE uint32_t dm_add32(uint32_t *p, uint32_t v) {
+  DM_GLOBAL(p);
+  return atomicAdd(p, v);
+}
+static DM_INLINE uint32_t dm_exch32(uint32_t *p, uint32_t v) {
+  DM_GLOBAL(p);
+  return atomicExch(p, v);
+}
 static DM_INLINE uint64_t dm_add64(uint64_t *p, uint64_t v) {
+  DM_GLOBAL(p);
   return atomicAdd((unsigned long long *)p, (unsigned long long)v);
 }
 static DM_INLINE uint64_t dm_or64(uint64_t *p, uint64_t v) {
+  DM_GLOBAL(p);
   return atomicOr((unsigned long long *)p, (unsigned long long)v);
 }
 static DM_INLINE uint64_t dm_and64(uint64_t *p, uint64_t v) {
+  DM_GLOBAL(p);
   return atomicAnd((unsigned long long *)p, (unsigned long long)v);
 }
 static DM_INLINE void dm_max64(uint64_t *p, uint64_t v) {
+  DM_GLOBAL(p);
   atomicMax((unsigned long long *)p, (unsigned long long)v);
 }
 static DM_INLINE void dm_fence(void) { __threadfence(); }

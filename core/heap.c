@@ -105,7 +105,7 @@ DM_FN uint64_t dm_heap_large_lookup(dm_heap_t *h, uint64_t off, int *why) {
  * warp's lanes' stores, ordered before this call). Those stores and the
  * block's reach the next owner through the block cache's release or the
  * fence before the tree's free. */
-DM_COLD void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
+DM_FN void dm_heap_free_nodes(dm_heap_t *h, uint64_t y, uint32_t j, uint32_t arena) {
   uint64_t bytes = dm_heap_node_bytes(h, y);
   dm_heap_unhold(h, bytes); /* before the memory can be reused */
   if (!dm_bcache_put(h, y)) {

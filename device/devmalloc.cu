@@ -169,6 +169,7 @@ static __device__ __noinline__ uint32_t dm_warp_find_room(dm_heap_t *h, uint32_t
 static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t tag, uint32_t counts,
                                                        uint32_t chunk_at, uint32_t cursor, char *res) {
   dm_heap_t *h = devmalloc_heap_desc;
+  DM_GLOBAL(h);
   uint32_t lane = lane_id(), leader = (uint32_t)__ffs(grp) - 1u;
   uint32_t rank = (uint32_t)__popc(grp & ((1u << lane) - 1u)), k = (uint32_t)__popc(grp);
   uint32_t arena = tag_arena(tag), cls = tag_class(tag), served = counts >> 24, first = served;
@@ -220,6 +221,7 @@ static __device__ __noinline__ char *dm_warp_slab_rest(uint32_t grp, uint32_t ta
 static __device__ __noinline__ void *dm_warp_malloc_slow(size_t size, size_t align) {
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h) return dm_unbound();
+  DM_GLOBAL(h);
   if (size == 0 || align == 0 || (align & (align - 1)) != 0) return 0;
   if (align < DM_MIN_ALIGN) align = DM_MIN_ALIGN;
   uint64_t want = size;
@@ -248,6 +250,7 @@ static __device__ void *dm_warp_malloc(size_t size, size_t align) {
   if (!h || h->check || size == 0 || size > DM_SLAB_MAX || align > DM_MIN_ALIGN || align == 0 ||
       (align & (align - 1)) != 0)
     return dm_warp_malloc_slow(size, align);
+  DM_GLOBAL(h);
   if (size < h->min_block) size = h->min_block;
   size = dm_heap_round(h, size);
   int cls = dm_class_of(size, DM_MIN_ALIGN);
@@ -375,8 +378,11 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
  * level saves and restores its registers): a pointer outside the pool, a
  * large block, a misuse, check mode. A pointer that is no slot of a slab
  * chunk is a large block's or a misuse (dm_slab_outside decides from the
- * chunk's tag, which the slab path reads anyway). */
-static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p) {
+ * chunk's tag, which the slab path reads anyway). `seen`: the tag the common
+ * path read (its pointer is no slot of that chunk: a large block's when the
+ * tag is 0), or DM_TAG_UNREAD (it left before the tag; read here). */
+#define DM_TAG_UNREAD 0xffffffffu
+static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, uint32_t seen) {
   char *base = h->buddy.base;
   uint64_t off = (uint64_t)(p - base);
   if (p < base || off >= h->buddy.pool_bytes) {
@@ -385,7 +391,11 @@ static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *
   }
   uint32_t chunk, word, tag;
   uint64_t bit;
-  int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
+  int why;
+  if (seen != DM_TAG_UNREAD)
+    why = seen ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
+  else
+    why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
   if (why == DM_FREE_OK) {
     dm_warp_free_slots(h, p, chunk, word, bit, tag, h->check);
     return;
@@ -406,6 +416,7 @@ static __device__ void dm_warp_free(void *p) {
   if (!p) return;
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h) return; /* nothing was allocated from a heap: nothing to free */
+  DM_GLOBAL(h);
   const char *base = h->buddy.base;
   uint64_t pool = h->buddy.pool_bytes;
   dm_chunk_t *chunks = h->chunks;
@@ -413,7 +424,7 @@ static __device__ void dm_warp_free(void *p) {
   uint64_t off = (uint64_t)((const char *)p - base);
   uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
   if (((const char *)p < base) | (off >= pool) | (check != 0) | (idx >= nchunks)) {
-    dm_warp_free_slow(h, (const char *)p);
+    dm_warp_free_slow(h, (const char *)p, DM_TAG_UNREAD);
     return;
   }
   uint32_t tag = (uint32_t)(dm_load64(&chunks[idx].live) >> 32);
@@ -422,7 +433,7 @@ static __device__ void dm_warp_free(void *p) {
   uint32_t coff = c->off, size = c->size, nslots = c->nslots;
   uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1)) - coff, slot = dm_class_div(c, in);
   if ((tag == 0) | ((uint32_t)(off & (DM_CHUNK_BYTES - 1)) < coff) | (slot * size != in) | (slot >= nslots)) {
-    dm_warp_free_slow(h, (const char *)p);
+    dm_warp_free_slow(h, (const char *)p, tag);
     return;
   }
   dm_warp_free_slots(h, (const char *)p, idx, slot >> 6, 1ull << (slot & 63u), tag, 0);
