@@ -34,6 +34,9 @@
  *   dm_rand()           cheap per-thread pseudo-random 32-bit value
  *   dm_arena_hint(k)    index of the caller's arena (SM id x k + warp slot / thread)
  *   dm_ctz64/dm_popc64/dm_clz64  bit helpers
+ *   DM_GLOBAL(p)        (GPU only) p points to global memory: every word the
+ *                       atomics and loads above reach does (the heap and its
+ *                       descriptor), and the GPU's primitives say so
  */
 #ifndef DM_PLATFORM_H
 #define DM_PLATFORM_H
