@@ -10,6 +10,17 @@ $(BUILD)/bench/ab_devmalloc: bench/ab_bench.cu bench/ab_*.cuh $(DEVICE_LIB) $(HO
 
 GPU_BINS += $(BUILD)/bench/ab_stock $(BUILD)/bench/ab_devmalloc
 
+# The same source linked with -dlto against devmalloc's LTO-IR (malloc and
+# free inlined into the kernels), for one architecture; BENCH_LTO_MAXRREG
+# caps every kernel's registers (empty: no cap, as a user's -dlto link).
+# Not part of make bench: tools/gpu-variant-build.sh builds it
+# (VARIANT_LTO=1) to compare the ways on a GPU.
+BENCH_LTO_ARCH ?= 90
+BENCH_LTO_MAXRREG ?=
+$(BUILD)/bench/ab_devmalloc_lto: bench/ab_bench.cu bench/ab_*.cuh $(DEVICE_LTO_LIB) $(HOST_LIB) $(BUILD)/nvcc-dlto | $(BUILD)/bench/.dir
+	$(BUILD)/nvcc-dlto -O3 -std=c++17 -Iinclude -DDM_BENCH_DEVMALLOC -arch=sm_$(BENCH_LTO_ARCH) -dlto -rdc=true \
+	  $(if $(BENCH_LTO_MAXRREG),-maxrregcount=$(BENCH_LTO_MAXRREG)) $< $(DEVICE_LTO_LIB) $(HOST_LIB) -lcuda -o $@
+
 # bench/report.py against a made-up run (reference comparison, met/missed).
 BENCH_REPORT_CHECK := $(BUILD)/tests/check_bench_report
 $(BENCH_REPORT_CHECK): tests/unit/check_bench_report.sh bench/report.py bench/reference_h200.csv | $(BUILD)/tests/.dir

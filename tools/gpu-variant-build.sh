@@ -5,13 +5,20 @@
 # extra flags given (e.g. -DNAME to switch an experiment on), for one
 # architecture, so that builds can be compared in one GPU call
 # (tools/gpu-ab-variants.sh build/variants/A build/variants/B). Needs no GPU.
+# VARIANT_LTO=1: the benchmark linked with -dlto against the LTO-IR library
+# instead (malloc and free inlined into its kernels; the binary carries its
+# code, so it runs on a GPU machine without this toolkit), its kernels'
+# registers capped at VARIANT_LTO_MAXRREG (default: no cap).
 #   VARIANT_ARCH=90  VARIANT_MAXRREG=32 (the device module's register cap)
+#   VARIANT_LTO=1  VARIANT_LTO_MAXRREG=32
 set -eu
 cd "$(dirname "$0")/.."
 [ $# -ge 1 ] || { echo "usage: $0 NAME [NVCC FLAGS...]" >&2; exit 2; }
 d=build/variants/$1
 shift
+bin=$d/bench/ab_devmalloc
+[ -n "${VARIANT_LTO:-}" ] && bin=$d/bench/ab_devmalloc_lto
 make --no-print-directory BUILD="$d" GPU_ARCHS="${VARIANT_ARCH:-90}" DEVICE_MAXRREG="${VARIANT_MAXRREG:-32}" \
-  DEVICE_EXTRA_FLAGS="$*" "$d/bench/ab_devmalloc"
-ln -f "$d/bench/ab_devmalloc" "$d/ab_devmalloc" # where gpu-ab-variants.sh looks
+  DEVICE_EXTRA_FLAGS="$*" BENCH_LTO_ARCH="${VARIANT_ARCH:-90}" BENCH_LTO_MAXRREG="${VARIANT_LTO_MAXRREG:-}" "$bin"
+ln -f "$bin" "$d/ab_devmalloc" # where gpu-ab-variants.sh looks
 echo "$d/ab_devmalloc"
