@@ -1,11 +1,14 @@
 # mk/bench.mk — the A/B benchmark: one source (and the .cuh files it includes), two binaries.
 #   build/bench/ab_stock      CUDA's stock device malloc
 #   build/bench/ab_devmalloc  the same source relinked with devmalloc
+# (and build/bench/ab_devmalloc_lto, linked with -dlto, for comparing builds only)
 
 $(BUILD)/bench/ab_stock: bench/ab_bench.cu bench/ab_*.cuh | $(BUILD)/bench/.dir
 	$(NVCC) -O3 -std=c++17 $(NVCC_GENCODE) $< -o $@
+# The devmalloc side's compile flags, relinked or linked with -dlto (below).
+BENCH_DM_FLAGS := -O3 -std=c++17 -Iinclude -DDM_BENCH_DEVMALLOC -rdc=true
 $(BUILD)/bench/ab_devmalloc: bench/ab_bench.cu bench/ab_*.cuh $(DEVICE_LIB) $(HOST_LIB) | $(BUILD)/bench/.dir
-	$(NVCC) -O3 -std=c++17 -Iinclude -DDM_BENCH_DEVMALLOC $(NVCC_GENCODE) -rdc=true $< \
+	$(NVCC) $(BENCH_DM_FLAGS) $(NVCC_GENCODE) $< \
 	  $(DEVICE_LIB) $(HOST_LIB) -lcuda -o $@
 
 GPU_BINS += $(BUILD)/bench/ab_stock $(BUILD)/bench/ab_devmalloc
@@ -18,7 +21,7 @@ GPU_BINS += $(BUILD)/bench/ab_stock $(BUILD)/bench/ab_devmalloc
 BENCH_LTO_ARCH ?= 90
 BENCH_LTO_MAXRREG ?=
 $(BUILD)/bench/ab_devmalloc_lto: bench/ab_bench.cu bench/ab_*.cuh $(DEVICE_LTO_LIB) $(HOST_LIB) $(BUILD)/nvcc-dlto | $(BUILD)/bench/.dir
-	$(BUILD)/nvcc-dlto -O3 -std=c++17 -Iinclude -DDM_BENCH_DEVMALLOC -arch=sm_$(BENCH_LTO_ARCH) -dlto -rdc=true \
+	$(BUILD)/nvcc-dlto $(BENCH_DM_FLAGS) -arch=sm_$(BENCH_LTO_ARCH) -dlto \
 	  $(if $(BENCH_LTO_MAXRREG),-maxrregcount=$(BENCH_LTO_MAXRREG)) $< $(DEVICE_LTO_LIB) $(HOST_LIB) -lcuda -o $@
 
 # bench/report.py against a made-up run (reference comparison, met/missed).

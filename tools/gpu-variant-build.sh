@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 d=build/variants/$1
 shift
 bin=$d/bench/ab_devmalloc
-[ -n "${VARIANT_LTO:-}" ] && bin=$d/bench/ab_devmalloc_lto
+[ "${VARIANT_LTO:-0}" = 1 ] && bin=$d/bench/ab_devmalloc_lto
 make --no-print-directory BUILD="$d" GPU_ARCHS="${VARIANT_ARCH:-90}" DEVICE_MAXRREG="${VARIANT_MAXRREG:-32}" \
   DEVICE_EXTRA_FLAGS="$*" BENCH_LTO_ARCH="${VARIANT_ARCH:-90}" BENCH_LTO_MAXRREG="${VARIANT_LTO_MAXRREG:-}" "$bin"
 ln -f "$bin" "$d/ab_devmalloc" # where gpu-ab-variants.sh looks
