@@ -41,6 +41,7 @@ DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
+DM_FN void dm_heap_note_double_frees(dm_heap_t *h, uint32_t n);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
@@ -134,11 +135,10 @@ DM_FN uint32_t dm_slab_room(const dm_heap_t *h, uint32_t idx, uint32_t tag, uint
 DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
 
 /* slab_free.c */
-DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
-                         uint32_t *tag);
+DM_HOT int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *slot, uint32_t *tag);
 DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits);
-DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
+DM_HOT void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
 
 /* reclaim.c */
 DM_FN uint32_t dm_reclaim_chunks(dm_heap_t *h);

@@ -12,11 +12,14 @@
  *   DM_INLINE           qualifier of small helpers (static inline)
  *   DM_COLD             qualifier of slow paths kept out of line on the GPU, so
  *                       that the hot path of malloc/free needs few registers
- *                       (the device code is capped at 32: docs/design.md)
+ *                       (the device code is capped at 24: docs/design.md)
  *   DM_HOT              qualifier of core entry points that the GPU's malloc
  *                       and free always inline (their common path: nothing
  *                       in it may call out, docs/design.md)
  *   dm_load32/64        atomic loads (relaxed; pair with dm_fence)
+ *   dm_load64_device    dm_load64 for a word that only the device changes while
+ *                       kernels run (device scope on the GPU, where dm_load64
+ *                       is system scope, as the host-mapped words need)
  *   dm_store32/64       atomic stores
  *   dm_cas32/64         compare-and-swap, returns the old value (full fence)
  *   dm_add32/64         fetch-and-add, returns the old value
@@ -69,6 +72,11 @@ static DM_INLINE uint32_t dm_load32(const uint32_t *p) {
 static DM_INLINE uint64_t dm_load64(const uint64_t *p) {
   DM_GLOBAL(p);
   return *(const volatile uint64_t *)p;
+}
+static DM_INLINE uint64_t dm_load64_device(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+  return v;
 }
 static DM_INLINE void dm_store32(uint32_t *p, uint32_t v) {
   DM_GLOBAL(p);
@@ -178,6 +186,7 @@ static DM_INLINE int dm_clz64(uint64_t x) { return __clzll((long long)x); }
 #define DM_SC __ATOMIC_SEQ_CST
 static inline uint32_t dm_load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline uint64_t dm_load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline uint64_t dm_load64_device(const uint64_t *p) { return dm_load64(p); }
 static inline void dm_store32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void dm_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint32_t dm_cas32(uint32_t *p, uint32_t e, uint32_t d) {

@@ -43,9 +43,8 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
     return DM_FREE_FOREIGN;
   }
   uint32_t arena = dm_heap_arena(h);
-  uint32_t chunk, word, tag;
-  uint64_t bit;
-  int why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
+  uint32_t chunk, slot, tag;
+  int why = dm_slab_locate(h, off, &chunk, &slot, &tag);
   if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
   if (why == DM_FREE_LARGE) {
     int w;
@@ -58,7 +57,7 @@ DM_FN int dm_free(dm_heap_t *h, void *p) {
     return why;
   }
   uint32_t cls = tag_class(tag);
-  if (!dm_slab_free_bits(h, chunk, tag, word, bit)) {
+  if (!dm_slab_free_bits(h, chunk, tag, slot >> 6, 1ull << (slot & 63u))) {
     dm_heap_note_misuse(h, DM_FREE_DOUBLE);
     return DM_FREE_DOUBLE;
   }

@@ -12,26 +12,31 @@
 #include "dm_internal.h"
 #include "chunk.h"
 
-/* Where a slab pointer lives, and its chunk's tag (stable while the caller
- * holds the slot: the free's commit uses it, so the chunk's `live` word is
- * read once on the way). Returns DM_FREE_OK, DM_FREE_NOT_SLAB when the chunk
- * is no slab chunk (a large block's, or a slot's whose chunk went back to
- * the tree), or the misuse class. */
-DM_FN int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *word, uint64_t *bit,
-                         uint32_t *tag) {
-  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
-  /* past the last whole chunk: no slab chunk, but 16 KiB blocks of the tree */
-  if (idx >= h->nchunks) return off % DM_DISPATCH_ALIGN ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
-  uint32_t t = (uint32_t)(dm_load64(&h->chunks[idx].live) >> 32);
-  if (!t) return DM_FREE_NOT_SLAB;
-  const dm_class_t *c = &h->classes[tag_class(t)];
-  uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1));
-  if (in < c->off) return DM_FREE_FOREIGN;
-  uint32_t slot = dm_class_div(c, in - c->off);
-  if (slot * c->size != in - c->off || slot >= c->nslots) return DM_FREE_FOREIGN;
+/* Where a slab pointer lives: its chunk, its slot there and the chunk's
+ * tag (stable while the caller holds the slot: the free's commit uses it,
+ * so the chunk's `live` word is read once on the way). Three steps of
+ * loads, each issued together, then one branch (tested one by one, each
+ * field was a round trip of its own on the GPU): the descriptor's fields,
+ * the chunk's tag, the class's fields. Returns DM_FREE_OK, DM_FREE_NOT_SLAB
+ * when the chunk is no slab chunk (a large block's, or a slot's whose chunk
+ * went back to the tree), or the misuse class. */
+DM_HOT int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *slot, uint32_t *tag) {
+  const dm_chunk_t *chunks = h->chunks;
+  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT), inside = idx < h->nchunks;
+  /* past the last whole chunk reads chunk 0's tag, not used: no branch
+   * between the descriptor's loads and the tag's */
+  uint32_t t = (uint32_t)(dm_load64_device(&chunks[inside ? idx : 0u].live) >> 32);
+  /* tag 0 reads a class too, the last: its fields are not used */
+  const dm_class_t *c = &h->classes[t ? tag_class(t) : DM_NUM_CLASSES - 1u];
+  uint32_t coff = c->off, size = c->size, nslots = c->nslots;
+  uint32_t at = (uint32_t)(off & (DM_CHUNK_BYTES - 1)), in = at - coff, i = dm_class_div(c, in);
+  if ((inside == 0) | (t == 0) | (at < coff) | (i * size != in) | (i >= nslots)) {
+    /* past the last whole chunk: no slab chunk, but 16 KiB blocks of the tree */
+    if (!inside) return off % DM_DISPATCH_ALIGN ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
+    return t ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
+  }
   *chunk = idx;
-  *word = (uint32_t)(slot >> 6);
-  *bit = 1ull << (slot & 63u);
+  *slot = i;
   *tag = t;
   return DM_FREE_OK;
 }
@@ -62,7 +67,7 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uin
  * semaphores and node locks (a free kernel of 1 KiB blocks returned 8 K
  * chunks and ran 60x slower than one of 16 B blocks), and a bin that
  * allocates again soon would take a chunk straight back. */
-DM_FN void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
+DM_HOT void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
   dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
   chunk_drop(h, chunk, count);
 }

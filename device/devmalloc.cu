@@ -11,10 +11,11 @@
  *   get adjacent blocks carved from one tree block; the rest go to the tree
  *   one lane at a time. A warp whose pins missed in a heap with ways looks
  *   for a chunk with room with all its lanes ("Room search" below).
- * free: a warp whose lanes free slots of one bitmap word clears them with
- *   one fetch-and (any other, one per lane); lanes freeing in the same
- *   chunk account for them with one update of the chunk, its bin's
- *   semaphore and the counters. A free is a release: the caller's stores to
+ * free: a warp whose lanes free slots of one bitmap word leaves it to its
+ *   first lane, which clears them with one fetch-and and accounts for them
+ *   with one update of the chunk, its bin's semaphore and the counters; in
+ *   any other warp each lane clears its own bit and the lanes of one chunk
+ *   account together. A free is a release: the caller's stores to
  *   the block are ordered before the block can be handed out again (the
  *   slab's fetch-and is a release atomic after a warp barrier; the tree
  *   fences under its lock, the block cache publishes with a release).
@@ -321,83 +322,81 @@ static __device__ __forceinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t
   }
 }
 
-/* The warp's part of a slab free: lanes of `active` free the slot `bit` of
- * word `word` of chunk `chunk` (tag `tag`, located and checked); `check`:
- * verify the block's canary (check mode). */
+/* The warp's part of a slab free: lanes of `active` free slot `slot` of
+ * chunk `chunk` (tag `tag`, located and checked: dm_slab_locate); `check`:
+ * verify the block's canary (check mode). Few values live through it, 32
+ * bits wide (the slot, not its word and a 64-bit bit), and the lanes of a
+ * one-word warp but its first leave after the barrier: every call-saved
+ * register the device free uses is saved and restored on each call
+ * (docs/design.md, "Calling convention"). */
 static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const char *p, uint32_t chunk,
-                                                          uint32_t word, uint64_t bit, uint32_t tag,
-                                                          int check) {
-  uint32_t active = __activemask(), lane = lane_id();
-  /* The lanes freeing into this lane's bitmap word (all of them, commonly). */
+                                                          uint32_t slot, uint32_t tag, int check) {
+  uint32_t active = __activemask(), lane = lane_id(), word = slot >> 6, b = slot & 63u;
+  uint32_t lo = b < 32u ? 1u << b : 0u, hi = b < 32u ? 0u : 1u << (b - 32u);
+  /* The lanes freeing into this lane's bitmap word: all of them, commonly. */
   uint32_t wg = h->nchunks <= (1u << 25) /* the key fits 32 bits: heaps below 4 TiB */
                     ? same_key(active, chunk * DM_CHUNK_WORDS + word)
                     : __match_any_sync(active, (unsigned long long)chunk * DM_CHUNK_WORDS + word);
-  /* Every intrinsic below names all of `active`: one with the mask of the
-   * lane's group (a word's lanes, a chunk's) ran, in a warp of several
-   * groups, as a loop over the groups (a warp of mixed sizes spent a third
-   * of its samples there). A warp that is one group clears its bits with
-   * one fetch-and by its first lane; in any other each lane clears its own
-   * (a pointer freed twice in one warp is then found by the second clear). */
-  uint64_t bits = bit;
-  uint32_t wlead = lane;
-  if (wg == active) {
-    bits = (uint64_t)__reduce_or_sync(active, (uint32_t)(bit >> 32)) << 32 |
-           __reduce_or_sync(active, (uint32_t)bit);
-    wlead = (uint32_t)__ffs(active) - 1u;
-  }
-  uint64_t cleared = 0;
   /* The lanes' stores to their blocks before the slots are free: the
    * fetch-and is a release (a store still in flight could land in the next
    * owner's data, another SM's maybe), and the warp barrier puts the other
    * lanes' stores before the leader's. A large block's free fences under
    * the tree's lock or publishes it in the block cache with a release. */
-  __syncwarp(active);
-  if (lane == wlead) cleared = dm_slab_free_bits(h, chunk, tag, word, bits);
-  cleared = __shfl_sync(active, (unsigned long long)cleared, (int)wlead);
-  /* the same pointer twice in a warp of one group: only when its bits are fewer than its lanes */
-  uint32_t same = wg == active && __popcll((long long)bits) != __popc(active)
-                      ? __match_any_sync(active, (unsigned long long)bit)
-                      : 1u << lane;
-  int ok = (cleared & bit) != 0 && (uint32_t)__ffs(same) - 1u == lane;
-  if (!ok)
-    dm_heap_note_misuse(h, DM_FREE_DOUBLE);
-  else if (check)
-    dm_heap_check_free(h, p, h->classes[tag_class(tag)].size);
-  /* Lanes of one chunk: one update of its count, semaphore and counters
-   * (counted in the chunk's arena: its tag has it, where the caller's arena
-   * would take a division by the arena count). */
-  uint32_t cg = wg == active ? active : __match_any_sync(active, chunk);
-  uint32_t count = (uint32_t)__popc(__ballot_sync(active, ok) & cg);
-  if (lane == (uint32_t)__ffs(cg) - 1u && count) {
-    dm_slab_free_commit(h, chunk, tag, count);
+  uint32_t count;
+  if (wg == active && !check) {
+    /* One word: its first lane clears the lanes' bits with one fetch-and
+     * and accounts for them alone. What the fetch-and found clear, and
+     * lanes beyond the distinct bits (a pointer twice in the warp), are
+     * double frees. */
+    lo = __reduce_or_sync(active, lo);
+    hi = __reduce_or_sync(active, hi);
+    __syncwarp(active);
+    if (lane != (uint32_t)__ffs(active) - 1u) return;
+    count = (uint32_t)__popcll(dm_slab_free_bits(h, chunk, tag, word, (uint64_t)hi << 32 | lo));
+    if (count != (uint32_t)__popc(active)) dm_heap_note_double_frees(h, (uint32_t)__popc(active) - count);
+  } else {
+    /* Any other warp: each lane clears its own bit (a pointer freed twice
+     * in one warp is found by the second clear), and the lanes of one
+     * chunk account together. Every intrinsic names all of `active`: one
+     * with the mask of the lane's group ran, in a warp of several groups,
+     * as a loop over the groups (a warp of mixed sizes spent a third of
+     * its samples there). */
+    __syncwarp(active);
+    int ok = dm_slab_free_bits(h, chunk, tag, word, (uint64_t)hi << 32 | lo) != 0;
+    if (!ok)
+      dm_heap_note_misuse(h, DM_FREE_DOUBLE);
+    else if (check)
+      dm_heap_check_free(h, p, h->classes[tag_class(tag)].size);
+    uint32_t cg = __match_any_sync(active, chunk);
+    count = (uint32_t)__popc(__ballot_sync(active, ok) & cg);
+    if (lane != (uint32_t)__ffs(cg) - 1u) return;
+  }
+  /* counted in the chunk's arena: its tag has it, where the caller's arena
+   * would take a division by the arena count */
+  if (count) {
     dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
+    dm_slab_free_commit(h, chunk, tag, count);
   }
 }
 
 /* Every free the common path does not serve, in one function (each call
  * level saves and restores its registers): a pointer outside the pool, a
- * large block, a misuse, check mode. A pointer that is no slot of a slab
- * chunk is a large block's or a misuse (dm_slab_outside decides from the
- * chunk's tag, which the slab path reads anyway). `seen`: the tag the common
- * path read (its pointer is no slot of that chunk: a large block's when the
- * tag is 0), or DM_TAG_UNREAD (it left before the tag; read here). */
-#define DM_TAG_UNREAD 0xffffffffu
-static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, uint32_t seen) {
+ * large block, a misuse, check mode. `why`: what the common path's
+ * dm_slab_locate said (a pointer that is no slot of a slab chunk is a large
+ * block's or a misuse: dm_slab_outside decides), or DM_FREE_UNREAD (it did
+ * not locate the pointer: located here). */
+#define DM_FREE_UNREAD (-1)
+static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, int why) {
   char *base = h->buddy.base;
   uint64_t off = (uint64_t)(p - base);
   if (p < base || off >= h->buddy.pool_bytes) {
     dm_heap_note_misuse(h, DM_FREE_FOREIGN);
     return;
   }
-  uint32_t chunk, word, tag;
-  uint64_t bit;
-  int why;
-  if (seen != DM_TAG_UNREAD)
-    why = seen ? DM_FREE_FOREIGN : DM_FREE_NOT_SLAB;
-  else
-    why = dm_slab_locate(h, off, &chunk, &word, &bit, &tag);
-  if (why == DM_FREE_OK) {
-    dm_warp_free_slots(h, p, chunk, word, bit, tag, h->check);
+  uint32_t chunk, slot, tag;
+  if (why == DM_FREE_UNREAD) why = dm_slab_locate(h, off, &chunk, &slot, &tag);
+  if (why == DM_FREE_OK) { /* only in check mode: the common path frees every other slot */
+    dm_warp_free_slots(h, p, chunk, slot, tag, 1);
     return;
   }
   if (why == DM_FREE_NOT_SLAB) why = dm_slab_outside(h, off);
@@ -408,35 +407,25 @@ static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *
 }
 
 /* free: the common path (a slot of a slab chunk, check mode off) inline,
- * the rest out of line. Its loads are arranged so that each step's loads
- * are issued together: the descriptor's fields, then the chunk's tag, then
- * the class's fields, each set tested with one branch (tested one by one,
- * each field was a round trip of its own). */
+ * the rest out of line. The descriptor's fields that decide it are loaded
+ * together, and tested with dm_slab_locate's answer in one branch. */
 static __device__ void dm_warp_free(void *p) {
   if (!p) return;
   dm_heap_t *h = devmalloc_heap_desc;
   if (!h) return; /* nothing was allocated from a heap: nothing to free */
   DM_GLOBAL(h);
   const char *base = h->buddy.base;
-  uint64_t pool = h->buddy.pool_bytes;
-  dm_chunk_t *chunks = h->chunks;
-  uint32_t nchunks = h->nchunks, check = h->check;
-  uint64_t off = (uint64_t)((const char *)p - base);
-  uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT);
-  if (((const char *)p < base) | (off >= pool) | (check != 0) | (idx >= nchunks)) {
-    dm_warp_free_slow(h, (const char *)p, DM_TAG_UNREAD);
+  uint64_t pool = h->buddy.pool_bytes, off = (uint64_t)((const char *)p - base);
+  uint32_t check = h->check, chunk, slot, tag;
+  /* located before the pool's test, so that the descriptor's loads go
+   * together (any offset is safe to locate; outside, its answer is not used) */
+  int why = dm_slab_locate(h, off, &chunk, &slot, &tag);
+  if (((const char *)p < base) | (off >= pool) | (check != 0)) why = DM_FREE_UNREAD;
+  if (why != DM_FREE_OK) {
+    dm_warp_free_slow(h, (const char *)p, why);
     return;
   }
-  uint32_t tag = (uint32_t)(dm_load64(&chunks[idx].live) >> 32);
-  /* tag 0 (no slab chunk) reads a class too, the last: its fields are not used */
-  const dm_class_t *c = &h->classes[tag ? tag_class(tag) : DM_NUM_CLASSES - 1u];
-  uint32_t coff = c->off, size = c->size, nslots = c->nslots;
-  uint32_t in = (uint32_t)(off & (DM_CHUNK_BYTES - 1)) - coff, slot = dm_class_div(c, in);
-  if ((tag == 0) | ((uint32_t)(off & (DM_CHUNK_BYTES - 1)) < coff) | (slot * size != in) | (slot >= nslots)) {
-    dm_warp_free_slow(h, (const char *)p, tag);
-    return;
-  }
-  dm_warp_free_slots(h, (const char *)p, idx, slot >> 6, 1ull << (slot & 63u), tag, 0);
+  dm_warp_free_slots(h, (const char *)p, chunk, slot, tag, 0);
 }
 
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would

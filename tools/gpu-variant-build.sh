@@ -9,7 +9,7 @@
 # instead (malloc and free inlined into its kernels; the binary carries its
 # code, so it runs on a GPU machine without this toolkit), its kernels'
 # registers capped at VARIANT_LTO_MAXRREG (default: no cap).
-#   VARIANT_ARCH=90  VARIANT_MAXRREG=32 (the device module's register cap)
+#   VARIANT_ARCH=90  VARIANT_MAXRREG=24 (the device module's register cap; default: mk/device.mk's)
 #   VARIANT_LTO=1  VARIANT_LTO_MAXRREG=32
 set -eu
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ d=build/variants/$1
 shift
 bin=$d/bench/ab_devmalloc
 [ "${VARIANT_LTO:-0}" = 1 ] && bin=$d/bench/ab_devmalloc_lto
-make --no-print-directory BUILD="$d" GPU_ARCHS="${VARIANT_ARCH:-90}" DEVICE_MAXRREG="${VARIANT_MAXRREG:-32}" \
+make --no-print-directory BUILD="$d" GPU_ARCHS="${VARIANT_ARCH:-90}" ${VARIANT_MAXRREG:+DEVICE_MAXRREG="$VARIANT_MAXRREG"} \
   DEVICE_EXTRA_FLAGS="$*" BENCH_LTO_ARCH="${VARIANT_ARCH:-90}" BENCH_LTO_MAXRREG="${VARIANT_LTO_MAXRREG:-}" "$bin"
 ln -f "$bin" "$d/ab_devmalloc" # where gpu-ab-variants.sh looks
 echo "$d/ab_devmalloc"

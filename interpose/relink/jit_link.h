@@ -37,7 +37,7 @@ int dm_jit_target_of(int dev, dm_jit_target_t *t, char *why, size_t whylen);
  * equal). Code that calls the built-in malloc/free keeps live values in
  * registers above R31 across the call; an allocator compiled with more
  * registers clobbers them (docs/design.md, "Calling convention"). */
-#define DM_DEVICE_MAXRREG 32
+#define DM_DEVICE_MAXRREG 24
 
 enum {
   DM_JIT_IN_PTX = 0, /* ptx: NUL-terminated text, size: strlen */
