@@ -29,7 +29,13 @@
  * so a wait ends when that operation does; nothing retries a CAS against
  * thousands of others (a warp freeing at once on every SM). Items are
  * interchangeable: a take may get the node an earlier round left in its
- * slot.
+ * slot. A ring with a slot for every block of its order that the pool can
+ * hold (`bwhole`: when that is at most DM_CACHE_SLOTS) needs no
+ * reservation, and its puts skip it: the blocks in the ring and in puts
+ * under way are distinct blocks of the order, so the take of the round
+ * before a put's has been given its ticket when the put waits for that
+ * slot (one atomic on the order's line less a put; every warp freeing a
+ * run puts on the same counters).
  *
  * Locking: none (atomic counters and per-slot exchange); holds no lock while
  * waiting, and is called with none held. Calls buddy.c.
@@ -49,7 +55,7 @@ DM_FN int dm_bcache_put(dm_heap_t *h, uint64_t y) {
   uint32_t order = dm_buddy_order(&h->buddy, y);
   if (order >= DM_CACHE_ORDERS || y >= (1ull << 32) || !h->bcap[order]) return 0;
   dm_bcache_t *r = &h->bcache[order];
-  if (dm_add32(&r->used, 1u) >= h->bcap[order]) {
+  if (!(h->bwhole >> order & 1u) && dm_add32(&r->used, 1u) >= h->bcap[order]) {
     dm_add32(&r->used, (uint32_t)-1);
     return 0;
   }
@@ -76,7 +82,7 @@ DM_FN uint64_t dm_bcache_take(dm_heap_t *h, uint32_t order) {
   uint32_t y;
   while ((y = dm_exch32(slot, 0u)) == 0u) dm_pause(); /* its put is storing */
   DM_CHAOS_POINT();
-  dm_add32(&r->used, (uint32_t)-1);
+  if (!(h->bwhole >> order & 1u)) dm_add32(&r->used, (uint32_t)-1);
   dm_store32(&h->buddy.state[y], DM_NODE_BUSY);
   dm_fence();
   return y;

@@ -58,16 +58,16 @@
 #define DM_PIN_WALK 2u /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_SHARE_ARENAS \
   8u /* a small request of a bin without chunks is served by the first bin of this many arenas (slab_grow.c: bin_share) */
-#define DM_SHARE_CHUNKS 8u   /* until that bin holds this many chunks */
-#define DM_SHARE_LANES 4u    /* requests of at most this many lanes */
-#define DM_SHARE_SIZE 512u   /* classes up to this size */
-#define DM_ADOPT_SCAN 128u   /* chunks a bin looks at for empty ones to adopt, per grow */
-#define DM_ROOM_SCAN 1024u   /* chunk descriptors a warp whose pins missed reads for room (devmalloc.cu) */
-#define DM_ROOM_LOADS 4u     /* of them per lane and round */
-#define DM_ROOM_TRIES 3u     /* searches a warp makes before the other ways' lists */
-#define DM_CACHE_ORDERS 12u  /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
-#define DM_CACHE_SLOTS 4096u /* at most this many cached blocks per order */
-#define DM_MIN_ALIGN 16u     /* every block is at least 16-byte aligned */
+#define DM_SHARE_CHUNKS 8u    /* until that bin holds this many chunks */
+#define DM_SHARE_LANES 4u     /* requests of at most this many lanes */
+#define DM_SHARE_SIZE 512u    /* classes up to this size */
+#define DM_ADOPT_SCAN 128u    /* chunks a bin looks at for empty ones to adopt, per grow */
+#define DM_ROOM_SCAN 1024u    /* chunk descriptors a warp whose pins missed reads for room (devmalloc.cu) */
+#define DM_ROOM_LOADS 4u      /* of them per lane and round */
+#define DM_ROOM_TRIES 3u      /* searches a warp makes before the other ways' lists */
+#define DM_CACHE_ORDERS 12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
+#define DM_CACHE_SLOTS 65536u /* at most this many cached blocks per order */
+#define DM_MIN_ALIGN 16u      /* every block is at least 16-byte aligned */
 #define DM_SECTOR_BYTES \
   32u /* an L1 sector: by default no two blocks share one (heap.c: dm_heap_request_size) */
 #define DM_HEAP_MAGIC 0x6465766d616c6c63ull /* "devmallc" */
@@ -200,14 +200,19 @@ static DM_INLINE uint32_t dm_class_size(uint32_t c) {
 }
 
 /* ---------------------------------------------------------- block cache --- */
-/* Per order: a ring of cached blocks' nodes (blockcache.c). Each order has
- * its own 128-byte line. */
+/* Per order: a ring of cached blocks' nodes (blockcache.c). Each counter
+ * has a 128-byte line of its own: every warp freeing or taking a run of
+ * large blocks at once works on them (on one line: the 16 KiB rows 0.93 ..
+ * 0.98x, H200). */
 typedef struct dm_bcache {
   uint32_t items; /* blocks ready to take (read as int32: below 0 for a moment) */
-  uint32_t used;  /* slots taken by puts and not yet emptied by takes */
-  uint32_t head;  /* ticket of the next take */
-  uint32_t tail;  /* ticket of the next put */
-  uint32_t pad[28];
+  uint32_t pad0[31];
+  uint32_t used; /* slots taken by puts and not yet emptied by takes (rings that hold every block: unused) */
+  uint32_t pad1[31];
+  uint32_t head; /* ticket of the next take */
+  uint32_t pad2[31];
+  uint32_t tail; /* ticket of the next put */
+  uint32_t pad3[31];
 } dm_bcache_t;
 
 /* --------------------------------------------------------- fresh chunks --- */
@@ -302,7 +307,7 @@ typedef struct dm_layout {
   uint64_t fresh_off;             /* dm_fresh_t */
   uint32_t bcap[DM_CACHE_ORDERS]; /* slots per order (a power of two, or 0) */
   uint32_t grows;                 /* 1: pool is a reserved range that is mapped as needed */
-  uint32_t pad;
+  uint32_t bwhole;                /* bit o: order o's ring has a slot for every block of the order */
 } dm_layout_t;
 
 typedef struct dm_heap {
@@ -330,6 +335,7 @@ typedef struct dm_heap {
   uint32_t *bslots;    /* their slots: order o's are bslots[bbase[o] .. + bcap[o]) */
   uint32_t bcap[DM_CACHE_ORDERS];
   uint32_t bbase[DM_CACHE_ORDERS];
+  uint32_t bwhole;    /* bit o: order o's ring holds every block of the order (no reservation) */
   dm_fresh_t *fresh;  /* the fresh chunks' counter (fresh.c) */
   uint64_t fresh_end; /* chunks [0, fresh_end) were fresh at format (0: none) */
   /* growth (NULL grow: a fixed heap, everything below unused) */

@@ -147,9 +147,20 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   L->fresh_off = o;
   o = ALIGN_UP(o + sizeof(dm_fresh_t), 256);
   uint64_t slots = 0;
-  for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) { /* a power of two <= blocks of the order */
-    uint64_t blocks = pool >> (DM_LEAF_SHIFT + c), cap = 0;
-    if (blocks)
+  /* a power of two: room for every block of the order that the pool can
+   * hold when that is at most DM_CACHE_SLOTS (the ring is whole: a put
+   * never finds it full), else DM_CACHE_SLOTS, or the whole blocks if fewer */
+  L->bwhole = 0;
+  for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) {
+    uint64_t bs = 1ull << (DM_LEAF_SHIFT + c), blocks = pool >> (DM_LEAF_SHIFT + c),
+             most = (pool + bs - 1) / bs;
+    uint64_t cap = 1;
+    while (cap < most) cap *= 2;
+    if (!blocks)
+      cap = 0;
+    else if (cap <= DM_CACHE_SLOTS)
+      L->bwhole |= 1u << c;
+    else
       for (cap = 1; cap * 2 <= blocks && cap * 2 <= DM_CACHE_SLOTS; cap *= 2) {}
     L->bcap[c] = (uint32_t)cap;
     slots += cap;
@@ -241,6 +252,7 @@ void dm_heap_build(const dm_layout_t *L, uint64_t base, uint64_t heap_bytes, dm_
     h->bcap[c] = L->bcap[c];
     h->bbase[c] = n;
   }
+  h->bwhole = L->bwhole;
   h->fresh = (dm_fresh_t *)(uintptr_t)(base + L->fresh_off);
   h->fresh_end = L->grows ? 0 : L->nchunks; /* every chunk of a fixed heap starts fresh */
   if (L->grows) h->grow = (dm_grow_t *)(uintptr_t)(base + L->grow_off);
