@@ -58,16 +58,18 @@
 #define DM_PIN_WALK 2u /* chunks of a way's list a pin tries from the hint before a search (slab.c) */
 #define DM_SHARE_ARENAS \
   8u /* a small request of a bin without chunks is served by the first bin of this many arenas (slab_grow.c: bin_share) */
-#define DM_SHARE_CHUNKS 8u    /* until that bin holds this many chunks */
-#define DM_SHARE_LANES 4u     /* requests of at most this many lanes */
-#define DM_SHARE_SIZE 512u    /* classes up to this size */
-#define DM_ADOPT_SCAN 128u    /* chunks a bin looks at for empty ones to adopt, per grow */
-#define DM_ROOM_SCAN 1024u    /* chunk descriptors a warp whose pins missed reads for room (devmalloc.cu) */
-#define DM_ROOM_LOADS 4u      /* of them per lane and round */
-#define DM_ROOM_TRIES 3u      /* searches a warp makes before the other ways' lists */
-#define DM_CACHE_ORDERS 12u   /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
-#define DM_CACHE_SLOTS 65536u /* at most this many cached blocks per order */
-#define DM_MIN_ALIGN 16u      /* every block is at least 16-byte aligned */
+#define DM_SHARE_CHUNKS 8u   /* until that bin holds this many chunks */
+#define DM_SHARE_LANES 4u    /* requests of at most this many lanes */
+#define DM_SHARE_SIZE 512u   /* classes up to this size */
+#define DM_ADOPT_SCAN 128u   /* chunks a bin looks at for empty ones to adopt, per grow */
+#define DM_ROOM_SCAN 1024u   /* chunk descriptors a warp whose pins missed reads for room (devmalloc.cu) */
+#define DM_ROOM_LOADS 4u     /* of them per lane and round */
+#define DM_ROOM_TRIES 3u     /* searches a warp makes before the other ways' lists */
+#define DM_CACHE_ORDERS 12u  /* large blocks of orders below this (16 KiB .. 32 MiB) are cached when freed */
+#define DM_CACHE_SLOTS 4096u /* cached blocks per order: at most this many, but see DM_CACHE_WHOLE */
+#define DM_CACHE_WHOLE \
+  65536u                 /* an order of more than DM_CACHE_SLOTS blocks, up to this many: a slot for each */
+#define DM_MIN_ALIGN 16u /* every block is at least 16-byte aligned */
 #define DM_SECTOR_BYTES \
   32u /* an L1 sector: by default no two blocks share one (heap.c: dm_heap_request_size) */
 #define DM_HEAP_MAGIC 0x6465766d616c6c63ull /* "devmallc" */

@@ -2,7 +2,8 @@
  * request of the order gets one back without the tree, a second free of a
  * cached block (or of a block inside one) is a double free, the cache never
  * costs a request that the whole pool could serve, a full ring sends blocks
- * to the tree, and threads putting and taking at once lose nothing. */
+ * to the tree, a ring with a slot for every block of its order keeps them
+ * all, and threads putting and taking at once lose nothing. */
 #include <pthread.h>
 #include "test_common.h"
 
@@ -79,26 +80,30 @@ static void test_double_free_of_cached_block(void **st) {
 /* Fill the pool with 16 KiB blocks, free them all (the cache keeps what its
  * ring holds), then ask for the largest block the pool has: the tree lacks
  * it until the cached blocks go back, so the request flushes the cache.
- * The 16 MiB pool's ring of 16 KiB blocks has a slot for each; `small`: the
- * ring cut to 512 slots, as a pool of more than 65536 such blocks has it
- * (puts reserve a slot, and those that find the ring full go to the tree). */
-static void fill_free_then_largest(int small) {
-  if (small) {
-    f.h->bwhole &= ~1u;
-    f.h->bcap[0] = 512;
+ * The 16 MiB pool's ring of 16 KiB blocks (512 slots) holds fewer than the
+ * pool's blocks: puts reserve a slot, and those that find the ring full go
+ * to the tree. `whole`: a 128 MiB pool, whose 8192 blocks of 16 KiB are
+ * more than DM_CACHE_SLOTS: a slot for each, every block cached. */
+static void fill_free_then_largest(int whole) {
+  if (whole) {
+    fixture_heap_fini(&f);
+    fixture_heap_init_tree(&f, 128 * MiB, 2);
   }
-  enum { MAXB = 2048 };
-  void *blk[MAXB];
+  enum { MAXB = 8192 };
+  void **blk = malloc(MAXB * sizeof *blk);
+  assert_non_null(blk);
   int n = 0;
   while (n < MAXB && (blk[n] = dm_malloc(f.h, 16 * KiB, 16)) != NULL) n++;
   assert_true(n > 500);
   for (int i = 0; i < n; i++) assert_int_equal(dm_free(f.h, blk[i]), DM_FREE_OK);
-  if (small) { /* the ring is full; the rest went to the tree */
-    assert_int_equal(dm_bcache_count(f.h, 0), 512);
-    assert_true(512 < n);
-  } else { /* a slot for every block: all of them cached */
+  free(blk);
+  if (whole) {
     assert_true(f.h->bwhole & 1u);
     assert_int_equal(dm_bcache_count(f.h, 0), n);
+  } else {
+    assert_false(f.h->bwhole & 1u);
+    assert_int_equal(dm_bcache_count(f.h, 0), f.h->bcap[0]);
+    assert_true(f.h->bcap[0] < (uint32_t)n);
   }
   fixture_assert_consistent(&f);
   assert_true(dm_heap_is_whole(f.h));
@@ -113,7 +118,7 @@ static void fill_free_then_largest(int small) {
   assert_true(dm_heap_is_whole(f.h));
 }
 static void test_cache_never_costs_a_request(void **st) { fill_free_then_largest(0); }
-static void test_full_ring_sends_blocks_to_the_tree(void **st) { fill_free_then_largest(1); }
+static void test_whole_ring_keeps_every_block(void **st) { fill_free_then_largest(1); }
 
 /* Threads allocate and free large blocks of a few orders at once: every
  * block is handed to one thread at a time (each writes its id over its
@@ -224,7 +229,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_free_is_cached_and_reused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_double_free_of_cached_block, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_never_costs_a_request, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_full_ring_sends_blocks_to_the_tree, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_whole_ring_keeps_every_block, setup, teardown),
       cmocka_unit_test_setup_teardown(test_threads_put_and_take, setup, teardown),
       cmocka_unit_test_setup_teardown(test_large_fill_then_mixed_small, setup, teardown),
   };
