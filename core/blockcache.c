@@ -31,11 +31,11 @@
  * interchangeable: a take may get the node an earlier round left in its
  * slot. A ring with a slot for every block of its order that the pool can
  * hold (`bwhole`: orders of more than DM_CACHE_SLOTS blocks, up to
- * DM_CACHE_WHOLE; layout.c) needs no reservation, and its puts skip it: the blocks in the ring and in puts
- * under way are distinct blocks of the order, so the take of the round
- * before a put's has been given its ticket when the put waits for that
- * slot (one atomic on the order's line less a put; every warp freeing a
- * run puts on the same counters).
+ * DM_CACHE_WHOLE; layout.c) needs no reservation, and its puts skip it:
+ * the blocks in the ring and in puts under way are distinct blocks of the
+ * order, so the take of the round before a put's has been given its
+ * ticket when the put waits for that slot (one atomic less a put on
+ * counters that every warp freeing a run puts on).
  *
  * Locking: none (atomic counters and per-slot exchange); holds no lock while
  * waiting, and is called with none held. Calls buddy.c.

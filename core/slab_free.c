@@ -23,8 +23,9 @@
 DM_HOT int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *slot, uint32_t *tag) {
   const dm_chunk_t *chunks = h->chunks;
   uint32_t idx = (uint32_t)(off >> DM_CHUNK_SHIFT), inside = idx < h->nchunks;
-  /* past the last whole chunk reads chunk 0's tag, not used: no branch
-   * between the descriptor's loads and the tag's */
+  /* past the last whole chunk reads the word of chunk 0's tag (in the
+   * heap's metadata even where there is no whole chunk), not used: no
+   * branch between the descriptor's loads and the tag's */
   uint32_t t = (uint32_t)(dm_load64_device(&chunks[inside ? idx : 0u].live) >> 32);
   /* tag 0 reads a class too, the last: its fields are not used */
   const dm_class_t *c = &h->classes[t ? tag_class(t) : DM_NUM_CLASSES - 1u];
