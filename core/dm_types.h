@@ -204,8 +204,7 @@ static DM_INLINE uint32_t dm_class_size(uint32_t c) {
 /* ---------------------------------------------------------- block cache --- */
 /* Per order: a ring of cached blocks' nodes (blockcache.c). Each counter
  * has a 128-byte line of its own: every warp freeing or taking a run of
- * large blocks at once works on them (on one line: the 16 KiB rows 0.93 ..
- * 0.98x, H200). */
+ * large blocks at once works on them (docs/decisions.md, "Block cache"). */
 typedef struct dm_bcache {
   uint32_t items; /* blocks ready to take (read as int32: below 0 for a moment) */
   uint32_t pad0[31];

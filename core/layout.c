@@ -150,10 +150,10 @@ static void layout_for_pool(uint64_t pool, uint32_t narenas, dm_layout_t *L) {
   /* A ring of up to DM_CACHE_SLOTS slots (a power of two, at most the
    * order's blocks); for an order of more blocks than that, up to
    * DM_CACHE_WHOLE, a slot for every block (a power of two), and then no
-   * reservation (`bwhole`, blockcache.c). Not in small pools: with every
-   * block of every order cached, a 64 MiB heap's failing requests took
-   * 1.67x the time per call of succeeding ones (0.25x with smaller rings)
-   * and its 16 B allocation fell from 0.26x to 0.14x of a 4 GiB heap's. */
+   * reservation (`bwhole`, blockcache.c). Not for smaller orders: a small
+   * pool would then cache all its freed blocks and merge none back into
+   * the tree until a request the tree cannot serve flushes them
+   * (docs/decisions.md, "Block cache"). */
   L->bwhole = 0;
   for (uint32_t c = 0; c < DM_CACHE_ORDERS; c++) {
     uint64_t bs = 1ull << (DM_LEAF_SHIFT + c), blocks = pool >> (DM_LEAF_SHIFT + c),
