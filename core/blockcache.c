@@ -55,7 +55,7 @@ DM_FN int dm_bcache_put(dm_heap_t *h, uint64_t y) {
   uint32_t order = dm_buddy_order(&h->buddy, y);
   if (order >= DM_CACHE_ORDERS || y >= (1ull << 32) || !h->bcap[order]) return 0;
   dm_bcache_t *r = &h->bcache[order];
-  if (!(h->bwhole >> order & 1u) && dm_add32(&r->used, 1u) >= h->bcap[order]) {
+  if (dm_bcache_reserves(h, order) && dm_add32(&r->used, 1u) >= h->bcap[order]) {
     dm_add32(&r->used, (uint32_t)-1);
     return 0;
   }
@@ -82,7 +82,7 @@ DM_FN uint64_t dm_bcache_take(dm_heap_t *h, uint32_t order) {
   uint32_t y;
   while ((y = dm_exch32(slot, 0u)) == 0u) dm_pause(); /* its put is storing */
   DM_CHAOS_POINT();
-  if (!(h->bwhole >> order & 1u)) dm_add32(&r->used, (uint32_t)-1);
+  if (dm_bcache_reserves(h, order)) dm_add32(&r->used, (uint32_t)-1);
   dm_store32(&h->buddy.state[y], DM_NODE_BUSY);
   dm_fence();
   return y;

@@ -109,7 +109,7 @@ static void check_cache(const dm_heap_t *h, const uint32_t *cached, report_t *r)
   for (uint32_t o = 0; o < DM_CACHE_ORDERS; o++) {
     const dm_bcache_t *c = &h->bcache[o];
     uint32_t cap = h->bcap[o], held = 0;
-    if (c->items != cached[o] || c->used != ((h->bwhole >> o & 1u) ? 0u : c->items) ||
+    if (c->items != cached[o] || c->used != (dm_bcache_reserves(h, o) ? c->items : 0u) ||
         c->tail - c->head != c->items)
       fail(r, "block cache counters disagree with the cached nodes", o);
     for (uint32_t k = 0; k < cap; k++) {

@@ -21,12 +21,12 @@ DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count) {
   dm_add64(&h->astats[arena].failures, count);
 }
 
-DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why) {
-  dm_add64(why == DM_FREE_DOUBLE ? &h->hstats->double_frees : &h->hstats->foreign_frees, 1);
+/* n misuses of one kind (a warp's fetch-and finds several slots free already). */
+DM_FN void dm_heap_note_misuses(dm_heap_t *h, int why, uint32_t n) {
+  dm_add64(why == DM_FREE_DOUBLE ? &h->hstats->double_frees : &h->hstats->foreign_frees, n);
 }
 
-/* n frees of slots already free (found by one warp's fetch-and). */
-DM_FN void dm_heap_note_double_frees(dm_heap_t *h, uint32_t n) { dm_add64(&h->hstats->double_frees, n); }
+DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why) { dm_heap_note_misuses(h, why, 1); }
 
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count) {
   dm_add64(&h->astats[arena].class_allocs[cls], count);

@@ -41,7 +41,7 @@ DM_FN uint32_t dm_sem_reserved(const dm_sem_t *s);
 DM_FN uint32_t dm_heap_arena(const dm_heap_t *h);
 DM_FN void dm_heap_note_failure(dm_heap_t *h, uint32_t arena, uint32_t count);
 DM_FN void dm_heap_note_misuse(dm_heap_t *h, int why);
-DM_FN void dm_heap_note_double_frees(dm_heap_t *h, uint32_t n);
+DM_FN void dm_heap_note_misuses(dm_heap_t *h, int why, uint32_t n);
 DM_FN void dm_heap_note_slab(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
 DM_FN void dm_heap_hold(dm_heap_t *h, uint64_t bytes);
 DM_FN void dm_heap_note_free(dm_heap_t *h, uint32_t arena, uint32_t cls, uint32_t count);
@@ -85,6 +85,11 @@ DM_FN char *dm_buddy_addr(const dm_buddy_t *b, uint64_t node);
 DM_FN uint64_t dm_buddy_claim_at(dm_buddy_t *b, uint32_t order, uint64_t off);
 
 /* blockcache.c */
+/* Whether order's ring counts reservations (`used`): every ring but those
+ * with a slot for every block of their order (`bwhole`, blockcache.c). */
+static DM_INLINE int dm_bcache_reserves(const dm_heap_t *h, uint32_t order) {
+  return !(h->bwhole >> order & 1u);
+}
 DM_FN int dm_bcache_put(dm_heap_t *h, uint64_t y);
 DM_FN uint64_t dm_bcache_take(dm_heap_t *h, uint32_t order);
 DM_FN uint32_t dm_bcache_flush(dm_heap_t *h);

@@ -353,7 +353,8 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
     __syncwarp(active);
     if (lane != (uint32_t)__ffs(active) - 1u) return;
     count = (uint32_t)__popcll(dm_slab_free_bits(h, chunk, tag, word, (uint64_t)hi << 32 | lo));
-    if (count != (uint32_t)__popc(active)) dm_heap_note_double_frees(h, (uint32_t)__popc(active) - count);
+    if (count != (uint32_t)__popc(active))
+      dm_heap_note_misuses(h, DM_FREE_DOUBLE, (uint32_t)__popc(active) - count);
   } else {
     /* Any other warp: each lane clears its own bit (a pointer freed twice
      * in one warp is found by the second clear), and the lanes of one
