@@ -122,10 +122,12 @@ static DM_INLINE void list_remove(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
  * retrying against the others). The link is written after the exchange;
  * until then it reads DM_LINK_UNSET and a drain waits for it. */
 static DM_INLINE void way_push(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
-  st(&h->chunks[idx].pending, DM_LINK_UNSET);
+  /* device scope: only the device reads the links (a system-scope store
+   * on the free of every warp that re-lists a chunk) */
+  dm_store32_device(&h->chunks[idx].pending, DM_LINK_UNSET);
   /* the mark before the chunk is reachable: a release exchange (a fence
    * here, MEMBAR.SC + CCTL.IVALL on sm_90, stalls the free that re-lists) */
-  st(&h->chunks[idx].pending, dm_exch32_release(&w->pending, idx + 1));
+  dm_store32_device(&h->chunks[idx].pending, dm_exch32_release(&w->pending, idx + 1));
 }
 
 /* Take the way's whole re-list stack and list its chunks (caller holds the
@@ -206,7 +208,7 @@ static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
   uint32_t cap = h->classes[tag_class(tag)].nslots;
   if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
-  if (used == n && !dm_load64(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
+  if (used == n && !dm_load64_device(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
 
 #endif /* DM_CHUNK_H */

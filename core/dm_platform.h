@@ -21,6 +21,8 @@
  *                       kernels run (device scope on the GPU, where dm_load64
  *                       is system scope, as the host-mapped words need)
  *   dm_store32/64       atomic stores
+ *   dm_store32_device   dm_store32 for a word that only the device reads while
+ *                       kernels run (device scope on the GPU)
  *   dm_cas32/64         compare-and-swap, returns the old value (full fence)
  *   dm_add32/64         fetch-and-add, returns the old value
  *   dm_exch32           atomic exchange, returns the old value
@@ -81,6 +83,9 @@ static DM_INLINE uint64_t dm_load64_device(const uint64_t *p) {
 static DM_INLINE void dm_store32(uint32_t *p, uint32_t v) {
   DM_GLOBAL(p);
   *(volatile uint32_t *)p = v;
+}
+static DM_INLINE void dm_store32_device(uint32_t *p, uint32_t v) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v));
 }
 static DM_INLINE void dm_store64(uint64_t *p, uint64_t v) {
   DM_GLOBAL(p);
@@ -188,6 +193,7 @@ static inline uint32_t dm_load32(const uint32_t *p) { return __atomic_load_n(p, 
 static inline uint64_t dm_load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline uint64_t dm_load64_device(const uint64_t *p) { return dm_load64(p); }
 static inline void dm_store32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void dm_store32_device(uint32_t *p, uint32_t v) { dm_store32(p, v); }
 static inline void dm_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline uint32_t dm_cas32(uint32_t *p, uint32_t e, uint32_t d) {
   __atomic_compare_exchange_n(p, &e, d, 0, DM_SC, DM_SC);
