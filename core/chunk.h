@@ -122,8 +122,8 @@ static DM_INLINE void list_remove(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
  * retrying against the others). The link is written after the exchange;
  * until then it reads DM_LINK_UNSET and a drain waits for it. */
 static DM_INLINE void way_push(dm_heap_t *h, dm_way_t *w, uint32_t idx) {
-  /* device scope: only the device reads the links (a system-scope store
-   * on the free of every warp that re-lists a chunk) */
+  /* device scope: only the device reads the links, and a free that gives
+   * a full chunk room runs this */
   dm_store32_device(&h->chunks[idx].pending, DM_LINK_UNSET);
   /* the mark before the chunk is reachable: a release exchange (a fence
    * here, MEMBAR.SC + CCTL.IVALL on sm_90, stalls the free that re-lists) */
