@@ -359,9 +359,9 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
     /* Any other warp: each lane clears its own bit (a pointer freed twice
      * in one warp is found by the second clear), and the lanes of one
      * chunk account together. Every intrinsic names all of `active`: one
-     * with the mask of the lane's group ran, in a warp of several groups,
-     * as a loop over the groups (a warp of mixed sizes spent a third of
-     * its samples there). */
+     * with the mask of the lane's group runs, in a warp of several groups,
+     * as a loop over the groups (docs/benchmarks.md, "The free path,
+     * profiled", has what it cost). */
     __syncwarp(active);
     int ok = dm_slab_free_bits(h, chunk, tag, word, (uint64_t)hi << 32 | lo) != 0;
     if (!ok)

@@ -203,11 +203,6 @@ static void test_free_waits_for_waiter_instead_of_stranding(void **st) {
   fixture_heap_fini(&f);
 }
 
-/* A run of k blocks (a warp's lanes with one request) is carved from one
- * block: the k blocks are adjacent, busy and freeable one by one, the rest of
- * the block is free as maximal halves (invariants after every step), and the
- * tree is whole when they are all freed, in any order, or (a whole aligned
- * group) at once. */
 /* The nodes above a run of 2^j blocks under node y, as a warp's lanes join
  * them (lane r, node r): each node of depth 0 .. j - 1 under y once, level
  * by level, left to right. */
@@ -221,6 +216,11 @@ static void test_run_nodes(void **st) {
     }
 }
 
+/* A run of k blocks (a warp's lanes with one request) is carved from one
+ * block: the k blocks are adjacent, busy and freeable one by one, the rest of
+ * the block is free as maximal halves (invariants after every step), and the
+ * tree is whole when they are all freed, in any order, or (a whole aligned
+ * group) at once. */
 static void test_runs_carve_adjacent_blocks(void **st) {
   fixture_heap_t f;
   fixture_heap_init_tree(&f, 16 * MiB, 1);
