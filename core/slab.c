@@ -35,7 +35,7 @@
  * returns them to the buddy tree (try-wait of a whole chunk's units, then
  * CAS used 0 -> dead), so a heap whose blocks are all freed holds nothing
  * that a request cannot get back, or until a bin of any arena and class
- * adopts them (resv_adopt, once more than half the pool is held).
+ * adopts them (resv_adopt, once more than three quarters of the pool are held).
  *
  * Ways: a bin's chunks are spread over 1 to DM_BIN_WAYS ways (h->way_mask +
  * 1, layout.c: about the warp slots that share an arena), each with its own

@@ -1,6 +1,7 @@
 /*
  * slab_grow.c — new slots for a bin (slab.c has the design): a grow takes a
- * run of chunks from the tree (dm_tree_take_chunks) or, beyond half the pool,
+ * run of chunks from the tree (dm_tree_take_chunks) or, beyond three quarters
+ * of the pool,
  * adopts empty chunks that other bins keep, formats them and lists them in
  * the bin's ways; a request the full tree cannot serve steals free slots of
  * other arenas; a few lanes of a small class share the first bin of their
@@ -85,10 +86,14 @@ static DM_INLINE uint32_t grow_run_rule(uint32_t grows) {
   return 1u << (grows < DM_GROW_RUN_LOG2 ? grows : DM_GROW_RUN_LOG2);
 }
 
-/* More than half the pool held: bins grow one chunk at a time, adopting
- * empty chunks first (resv_grow). */
-static DM_INLINE int past_half(const dm_heap_t *h) {
-  return dm_load64(&h->hstats->footprint) > h->buddy.pool_bytes / 2;
+/* More than three quarters of the pool held: bins grow one chunk at a
+ * time, adopting empty chunks first (resv_grow). Not from half: a pass
+ * that fills half of a small heap (1M requests of 16 B, each with its own
+ * 32-byte sector, in 64 MiB) grew its second half a chunk at a time
+ * (docs/decisions.md, "Growing: runs, adoption, held chunks"). */
+static DM_INLINE int past_runs(const dm_heap_t *h) {
+  uint64_t pool = h->buddy.pool_bytes;
+  return dm_load64(&h->hstats->footprint) > pool - pool / 4;
 }
 
 /* Take chunks for the home bin, keeping n slots of the first: a fixed
@@ -96,10 +101,10 @@ static DM_INLINE int past_half(const dm_heap_t *h) {
  * run), chunk-sized blocks the block cache keeps, then the tree. A bin that keeps growing
  * takes runs of 2, 4, then 8 chunks (from the tree, adjacent ones in one
  * operation; one chunk when no run is free): the tree's rate of operations
- * was what bounded allocation of the larger classes. Runs stop once half the
- * pool is held: with thousands of bins (arenas x classes) growing at once
- * they would take more than the requests need.
- * Beyond half, when chunks emptied since the last reclaim pass (the heap's
+ * was what bounded allocation of the larger classes. Runs stop once three
+ * quarters of the pool are held (past_runs): with thousands of bins (arenas
+ * x classes) growing at once they would take more than the requests need.
+ * Beyond that, when chunks emptied since the last reclaim pass (the heap's
  * mark), a bin first adopts empty chunks that other bins keep
  * (resv_adopt): else, after one workload freed its blocks, the next one's
  * bins take their chunks one per tree operation while the empty ones hold
@@ -115,7 +120,7 @@ DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, 
   uint32_t idx[1u << DM_GROW_RUN_LOG2], got = 0, grows = dm_add32(&b->grows, 1);
   uint32_t way = grows & h->way_mask; /* the bin's grows take the ways in turn */
   if (!k) k = grow_run_rule(grows);
-  if (past_half(h)) { /* empty chunks that bins keep, up to one per way; the tree one at a time */
+  if (past_runs(h)) { /* empty chunks that bins keep, up to one per way; the tree one at a time */
     uint32_t run = k < h->way_mask + 1 ? k : h->way_mask + 1;
     k = 1;
     if (dm_load64(&h->hstats->cached) && resv_adopt(h, rv, n, run, way, expected, g)) return 1;
@@ -129,7 +134,7 @@ DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, 
   return 1;
 }
 
-/* The run a bin's next grow takes (grow_run_rule, one beyond half the pool),
+/* The run a bin's next grow takes (grow_run_rule, one past_runs),
  * no more than the semaphore can expect at once. A grower that keeps more
  * than half of its first chunk decides the run before its wait, which then
  * counts the whole run as expected units: requests arriving meanwhile wait
@@ -139,7 +144,7 @@ DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, 
  * (docs/decisions.md, "Growing: runs, adoption, held chunks"). */
 DM_PART_INLINE uint32_t grow_run(const dm_heap_t *h, dm_bin_t *b, uint32_t cap, uint32_t n) {
   uint32_t k = grow_run_rule(dm_load32(&b->grows));
-  if (past_half(h)) return 1;
+  if (past_runs(h)) return 1;
   while (k > 1 && k * cap - n > DM_SEM_EXPECT_MAX) k >>= 1;
   return k;
 }

@@ -1,5 +1,6 @@
 /* test_slab_grow.c — a bin's new chunks: grow runs, empty chunks adopted by
- * other bins (and not below half the pool), the arena count, kept chunks
+ * other bins (and not below three quarters of the pool), runs of chunks up
+ * to three quarters of the pool, the arena count, kept chunks
  * reclaimed for a large request, fresh chunks, stealing between arenas and
  * small requests served by their group's first bin. */
 #include "test_common.h"
@@ -130,9 +131,38 @@ static void test_empty_chunks_adopted(void **st) {
   fixture_heap_fini(&f);
 }
 
-/* Below half the pool held, a bin takes its chunks from the tree even when
- * other bins keep empty chunks: adoption is for a pool that runs short. */
-static void test_no_adoption_below_half(void **st) {
+/* Past half the pool held, a bin's grows still take runs of chunks; past
+ * three quarters, one chunk each. A bin filled until the tree runs dry. */
+static void test_runs_until_three_quarters(void **st) {
+  fixture_heap_t f;
+  fixture_heap_init_tree(&f, 16 * MiB, 1);
+  dm_heap_t *h = f.h;
+  uint64_t pool = h->buddy.pool_bytes, runs_past_half = 0, grows_past = 0;
+  enum { MAX = 8192 };
+  void **p = calloc(MAX, sizeof *p);
+  uint32_t n = 0;
+  for (; n < MAX; n++) {
+    uint64_t before = h->hstats->footprint;
+    if (!(p[n] = dm_malloc(h, 4096, 16))) break;
+    uint64_t took = (h->hstats->footprint - before) / DM_CHUNK_BYTES;
+    if (before > pool - pool / 4 && took) {
+      grows_past++;
+      assert_int_equal(took, 1);
+    } else if (before > pool / 2 && took > 1) {
+      runs_past_half++;
+    }
+  }
+  assert_true(runs_past_half > 0);
+  assert_true(grows_past > 0);
+  for (uint32_t i = 0; i < n; i++) assert_int_equal(dm_free(h, p[i]), DM_FREE_OK);
+  free(p);
+  fixture_heap_fini_whole(&f);
+}
+
+/* Below three quarters of the pool held, a bin takes its chunks from the
+ * tree even when other bins keep empty chunks: adoption is for a pool that
+ * runs short. */
+static void test_no_adoption_below_three_quarters(void **st) {
   fixture_heap_t f;
   fixture_heap_init(&f, 16 * MiB, 2);
   dm_heap_t *h = f.h;
@@ -422,7 +452,8 @@ int main(void) {
       cmocka_unit_test(test_cached_chunks_reclaimed_for_large),
       cmocka_unit_test(test_grow_runs),
       cmocka_unit_test(test_empty_chunks_adopted),
-      cmocka_unit_test(test_no_adoption_below_half),
+      cmocka_unit_test(test_no_adoption_below_three_quarters),
+      cmocka_unit_test(test_runs_until_three_quarters),
       cmocka_unit_test(test_arena_count_follows_heap_size),
       cmocka_unit_test(test_stealing),
       cmocka_unit_test(test_fresh_chunks),
