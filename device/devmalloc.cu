@@ -28,6 +28,11 @@
  * and prints one line per image (device printf, shown at the next
  * synchronization).
  *
+ * free's common path is its own body, and what it calls out of line,
+ * dm_warp_free_slow, has C linkage and is exported: the shim writes that
+ * body into an application's calls and links them with this image
+ * (interpose/relink/ptx_inline.c).
+ *
  * Locking: see slab.c and buddy.c; nothing here beyond warp intrinsics.
  */
 #include <stdio.h>
@@ -387,7 +392,7 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
  * block's or a misuse: dm_slab_outside decides), or DM_FREE_UNREAD (it did
  * not locate the pointer: located here). */
 #define DM_FREE_UNREAD (-1)
-static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, int why) {
+extern "C" __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, int why) {
   char *base = h->buddy.base;
   uint64_t off = (uint64_t)(p - base);
   if (p < base || off >= h->buddy.pool_bytes) {

@@ -17,7 +17,8 @@ RELINK_READER_SRCS := interpose/image/fatbin.c interpose/image/decompress.c \
                       interpose/relink/sha256.c interpose/relink/crc32c.c interpose/relink/cache.c \
                       interpose/relink/cache_dir.c
 RELINK_SRCS := $(RELINK_READER_SRCS) interpose/relink/jit_link.c interpose/relink/relink.c \
-               interpose/relink/ahead.c interpose/relink/relink_rdc.c interpose/relink/devmalloc_code.c
+               interpose/relink/ahead.c interpose/relink/relink_rdc.c interpose/relink/devmalloc_code.c \
+               interpose/relink/ptx_inline.c
 RELINK_HDRS := $(wildcard $(SHIM_FOLDERS:%=%/*.h)) include/devmalloc.h
 RELINK_DIR  := $(BUILD)/relink
 # Link the archive with these. zstd and lz4 are static and must stay hidden
@@ -81,7 +82,8 @@ FX_APPS := $(FX)/app_malloc $(FX)/app_rdc $(FX)/app_plain_lib.so
 # dynamic-parallelism library (carrying libcudadevrt's units) and object
 # (not carrying them), units of LTO IR only and of PTX only.
 FX_RDC := $(FX)/rdc_multi.so $(FX)/rdc_cdp.so $(FX)/rdc_cdp.o $(FX)/rdc_lto.o $(FX)/rdc_ptx.o
-FIXTURES := $(FX_FATBINS) $(FX_CUBINS) $(FX_APPS) $(FX)/stub_devmalloc.ptx $(FX_RDC)
+FX_PTX := $(FX)/malloc.ptx $(FX)/malloc_sm75.ptx $(FX)/plain.ptx
+FIXTURES := $(FX_FATBINS) $(FX_CUBINS) $(FX_APPS) $(FX)/stub_devmalloc.ptx $(FX_RDC) $(FX_PTX)
 
 $(FX)/malloc_default.fatbin: $(FX_MALLOC) | $(FX)/.dir
 	$(NVCC) -arch=sm_90 -fatbin $< -o $@
@@ -107,6 +109,12 @@ $(FX)/plain.cubin: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
 	$(NVCC) -arch=sm_90 -cubin $< -o $@
 $(FX)/devmalloc_rdc.cubin: $(FX_SRC)/stub_devmalloc.cu | $(FX)/.dir
 	$(NVCC) -arch=sm_90 -rdc=true -cubin $< -o $@
+$(FX)/malloc.ptx: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -ptx $< -o $@
+$(FX)/malloc_sm75.ptx: $(FX_MALLOC) | $(FX)/.dir
+	$(NVCC) -arch=sm_75 -ptx $< -o $@
+$(FX)/plain.ptx: $(FX_SRC)/fx_plain.cu | $(FX)/.dir
+	$(NVCC) -arch=sm_90 -ptx $< -o $@
 $(FX)/stub_devmalloc.ptx: $(FX_SRC)/stub_devmalloc.cu | $(FX)/.dir
 	$(NVCC) -arch=sm_90 -rdc=true -ptx $< -o $@
 $(FX)/app_malloc: $(FX_MALLOC) | $(FX)/.dir
@@ -151,13 +159,18 @@ $(RELINK_TDIR)/test_relfatbin: tests/unit/test_relfatbin.c tests/unit/relink_tes
 # The -rdc re-link and devmalloc's SASS against a fake driver.
 $(RELINK_TDIR)/test_relink_rdc: tests/unit/test_relink_rdc.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
+# devmalloc's malloc and free inlined into nvcc's PTX: compiled by ptxas and
+# linked by nvlink with devmalloc's SASS (the toolkit, no GPU).
+$(RELINK_TDIR)/test_ptx_inline: tests/unit/test_ptx_inline.c $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) $(DEVICE_SASS) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -DPTXAS='"$(PTXAS)"' -DNVLINK='"$(CUDA_HOME)/bin/nvlink"' \
+	  -DDEVICE_SASS='"$(DEVICE_SASS)"' $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
 RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
                  $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
                  $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect \
-                 $(RELINK_TDIR)/test_relfatbin $(RELINK_TDIR)/test_relink_rdc
+                 $(RELINK_TDIR)/test_relfatbin $(RELINK_TDIR)/test_relink_rdc $(RELINK_TDIR)/test_ptx_inline
 
 # ---- fuzz targets (clang libFuzzer) ----
 # One per reader of untrusted bytes: the fatbin/cubin reader (fatbin), the

@@ -116,6 +116,8 @@ int dm_devmalloc_code(unsigned cc, unsigned app_arch, int use_sass, dm_devmalloc
   return 0;
 }
 
+const char *dm_devmalloc_ptx_text(void) { return dm_devmalloc_ptx; }
+
 void dm_devmalloc_code_free(dm_devmalloc_code_t *c) {
   free(c->owned);
   c->owned = NULL;

@@ -43,6 +43,7 @@
 #include "options/options.h"
 #include "image/ptx_scan.h"
 #include "image/relink_err.h"
+#include "ptx_inline.h"
 #include "devmalloc.h"
 #include <fcntl.h>
 #include <limits.h>
@@ -104,6 +105,7 @@ static void relink_opts_read(relink_opts_t *o) {
   o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
   o->verbose = so->verbose;
   o->sass = so->jit_sass;
+  o->inline_calls = so->jit_inline;
   o->cudadevrt[0] = 0;
   if (so->cudadevrt && so->cudadevrt[0] == '/' && strlen(so->cudadevrt) < sizeof o->cudadevrt)
     strcpy(o->cudadevrt, so->cudadevrt);
@@ -212,6 +214,7 @@ static void make_key(const char *ptx, size_t n, const dm_jit_target_t *t, const 
   dm_cache_keyer_t k;
   dm_cache_key_init(&k, "devmalloc-jit-v1");
   dm_cache_key_add(&k, ptx, n);
+  dm_cache_key_add_str(&k, opts.inline_calls ? "calls-inlined" : "calls");
   dm_relink_key_common(&k, t, dc);
   dm_cache_key_final(&k, key);
 }
@@ -310,7 +313,32 @@ static int relink_ptx_code(const char *label, const char *what, const char *ptx,
   if (ahead)
     return dm_fail(0, why, whylen, "%s: not in the cache (%s)", label, note[0] ? note : "cache miss");
   dm_jit_input_t in[2] = {{"app.ptx", ptx, n, 0, DM_JIT_IN_PTX}};
-  return dm_relink_link(label, what, in, 1, dc, arch, &key, note, out, out_size, why, whylen);
+  char *inlined = NULL;
+  size_t ilen = 0;
+  int calls = 0;
+  if (opts.inline_calls) { /* malloc and free written into their callers (ptx_inline.h) */
+    char iwhy[256] = "";
+    calls = dm_ptx_inline(ptx, n, dm_devmalloc_ptx_text(), &inlined, &ilen, iwhy, sizeof iwhy);
+    if (calls < 0 && opts.verbose) dm_log(DM_LOG_INFO, "jit: %s: calls not inlined: %s", label, iwhy);
+    if (calls > 0) {
+      in[0].ptx = inlined;
+      in[0].size = ilen;
+    }
+  }
+  int r = dm_relink_link(label, what, in, 1, dc, arch, &key, note, out, out_size, why, whylen);
+  if (!r && calls > 0) { /* a link the inlined text failed: the calls as they were */
+    dm_log(DM_LOG_WARN,
+           "warning: %s: the link with malloc and free inlined failed (%s); linking "
+           "their calls instead",
+           label, why);
+    in[0] = (dm_jit_input_t){"app.ptx", ptx, n, 0, DM_JIT_IN_PTX};
+    calls = 0;
+    r = dm_relink_link(label, what, in, 1, dc, arch, &key, note, out, out_size, why, whylen);
+  }
+  if (r && calls > 0 && opts.verbose)
+    dm_log(DM_LOG_INFO, "jit: %s: %d calls of malloc and free inlined", label, calls);
+  free(inlined);
+  return r;
 }
 
 static int relink_fatbin(const char *label, const dm_fatbin_t *fb, const dm_jit_target_t *t, int ahead,

@@ -22,6 +22,7 @@ typedef struct {
   int jit;
   int verbose;
   int sass;                 /* DEVMALLOC_JIT_SASS */
+  int inline_calls;         /* DEVMALLOC_JIT_INLINE */
   char cache_dir[PATH_MAX]; /* "" : cache off */
   char cudadevrt[PATH_MAX]; /* DEVMALLOC_CUDADEVRT, "" : look for it */
 } relink_opts_t;
