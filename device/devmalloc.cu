@@ -28,10 +28,10 @@
  * and prints one line per image (device printf, shown at the next
  * synchronization).
  *
- * free's common path is its own body, and what it calls out of line,
- * dm_warp_free_slow, has C linkage and is exported: the shim writes that
- * body into an application's calls and links them with this image
- * (interpose/relink/ptx_inline.c).
+ * free's common path is also a function of its own, dm_free_common, with C
+ * linkage like what it calls: the shim can write its body into an
+ * application's calls of free and link them with this image
+ * (interpose/relink/ptx_inline.c, DEVMALLOC_JIT_INLINE).
  *
  * Locking: see slab.c and buddy.c; nothing here beyond warp intrinsics.
  */
@@ -327,6 +327,26 @@ static __device__ __forceinline__ void dm_warp_free_large(dm_heap_t *h, uint64_t
   }
 }
 
+/* One word: the lanes of `active` free their slots (bits lo | hi << 32 of
+ * each) of bitmap word `word` of chunk `chunk` (tag `tag`); the first lane
+ * clears them with one fetch-and after a warp barrier (a release: the lanes'
+ * stores to their blocks come first) and accounts for them alone. What the
+ * fetch-and found clear, and lanes beyond the distinct bits (a pointer twice
+ * in the warp), are double frees. Returns the slots freed to the first lane,
+ * 0 to the others (done). */
+static __device__ __forceinline__ uint32_t dm_warp_free_word(dm_heap_t *h, uint32_t active, uint32_t lane,
+                                                             uint32_t chunk, uint32_t tag, uint32_t word,
+                                                             uint32_t lo, uint32_t hi) {
+  lo = __reduce_or_sync(active, lo);
+  hi = __reduce_or_sync(active, hi);
+  __syncwarp(active);
+  if (lane != (uint32_t)__ffs(active) - 1u) return 0;
+  uint32_t count = (uint32_t)__popcll(dm_slab_free_bits(h, chunk, tag, word, (uint64_t)hi << 32 | lo));
+  if (count != (uint32_t)__popc(active))
+    dm_heap_note_misuses(h, DM_FREE_DOUBLE, (uint32_t)__popc(active) - count);
+  return count;
+}
+
 /* The warp's part of a slab free: lanes of `active` free slot `slot` of
  * chunk `chunk` (tag `tag`, located and checked: dm_slab_locate); `check`:
  * verify the block's canary (check mode). Few values live through it, 32
@@ -349,17 +369,8 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
    * the tree's lock or publishes it in the block cache with a release. */
   uint32_t count;
   if (wg == active && !check) {
-    /* One word: its first lane clears the lanes' bits with one fetch-and
-     * and accounts for them alone. What the fetch-and found clear, and
-     * lanes beyond the distinct bits (a pointer twice in the warp), are
-     * double frees. */
-    lo = __reduce_or_sync(active, lo);
-    hi = __reduce_or_sync(active, hi);
-    __syncwarp(active);
-    if (lane != (uint32_t)__ffs(active) - 1u) return;
-    count = (uint32_t)__popcll(dm_slab_free_bits(h, chunk, tag, word, (uint64_t)hi << 32 | lo));
-    if (count != (uint32_t)__popc(active))
-      dm_heap_note_misuses(h, DM_FREE_DOUBLE, (uint32_t)__popc(active) - count);
+    count = dm_warp_free_word(h, active, lane, chunk, tag, word, lo, hi);
+    if (!count) return;
   } else {
     /* Any other warp: each lane clears its own bit (a pointer freed twice
      * in one warp is found by the second clear), and the lanes of one
@@ -392,7 +403,7 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
  * block's or a misuse: dm_slab_outside decides), or DM_FREE_UNREAD (it did
  * not locate the pointer: located here). */
 #define DM_FREE_UNREAD (-1)
-extern "C" __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, int why) {
+static __device__ __noinline__ void dm_warp_free_slow(dm_heap_t *h, const char *p, int why) {
   char *base = h->buddy.base;
   uint64_t off = (uint64_t)(p - base);
   if (p < base || off >= h->buddy.pool_bytes) {
@@ -435,10 +446,52 @@ static __device__ void dm_warp_free(void *p) {
 }
 
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would
- * become host malloc/free stubs that replace libc's in the whole process. */
+ * become host malloc/free stubs that replace libc's in the whole process.
+ * free is not inlined into dm_free_common below, which calls it. */
 #if defined(__CUDA_ARCH__)
 extern "C" __device__ void *malloc(size_t size) throw() { return dm_warp_malloc(size, DM_MIN_ALIGN); }
-extern "C" __device__ void free(void *p) throw() { dm_warp_free(p); }
+extern "C" __device__ __noinline__ void free(void *p) throw() { dm_warp_free(p); }
+
+/* What a slab free's drop leaves to do (chunk.h: chunk_drop_rest), out of
+ * line for dm_free_common. */
+extern "C" __device__ __noinline__ void dm_free_drop_rest(dm_heap_t *h, uint32_t chunk, uint32_t n,
+                                                          unsigned long long old) {
+  chunk_drop_rest(h, chunk, n, old);
+}
+
+/* free's common path on its own: a warp whose lanes all free slots of one
+ * bitmap word of a slab chunk, check mode off (dm_warp_free_slots' first
+ * case), with the drop's re-list and reclaim mark out of line; any other
+ * warp calls free. The shim writes this body into an application's calls of
+ * free (interpose/relink/ptx_inline.c): short, so that the driver's compile
+ * of each caller stays short. The decision is the warp's (its lanes' keys
+ * reduced), so that free sees the same lanes the common path would. */
+extern "C" __device__ __noinline__ void dm_free_common(void *p) {
+  if (!p) return;
+  dm_heap_t *h = devmalloc_heap_desc;
+  if (!h) return;
+  DM_GLOBAL(h);
+  const char *base = h->buddy.base;
+  uint64_t pool = h->buddy.pool_bytes, off = (uint64_t)((const char *)p - base);
+  uint32_t chunk, slot, tag, active = __activemask();
+  int why = dm_slab_locate(h, off, &chunk, &slot, &tag);
+  /* below 2^25 chunks no key is ~0 */
+  uint32_t key =
+      why == DM_FREE_OK && (const char *)p >= base && off < pool && !h->check && h->nchunks < (1u << 25)
+          ? chunk * DM_CHUNK_WORDS + (slot >> 6)
+          : ~0u;
+  if (key == ~0u || __reduce_min_sync(active, key) != __reduce_max_sync(active, key)) {
+    free(p);
+    return;
+  }
+  uint32_t b = slot & 63u, count = dm_warp_free_word(h, active, lane_id(), chunk, tag, slot >> 6,
+                                                     b < 32u ? 1u << b : 0u, b < 32u ? 0u : 1u << (b - 32u));
+  if (!count) return;
+  dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
+  dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
+  uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
+  if (chunk_drop_left(count, old, h->classes[tag_class(tag)].nslots)) dm_free_drop_rest(h, chunk, count, old);
+}
 extern "C" __device__ void *__nv_aligned_device_malloc_impl(size_t size, size_t align) {
   return dm_warp_malloc(size, align);
 }

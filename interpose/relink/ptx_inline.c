@@ -1,6 +1,6 @@
 /*
- * ptx_inline.c — devmalloc's free written into an application's PTX at its
- * calls (ptx_inline.h has the contract).
+ * ptx_inline.c — free's common path written into an application's PTX at its
+ * calls of free (ptx_inline.h has the contract).
  *
  * The PTX both come as is what nvcc writes: one statement a line but for
  * calls, which span lines; a call wrapped in its own `{ ... }` block with
@@ -480,11 +480,14 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
                   size_t whylen) {
   *out = NULL;
   *out_len = 0;
-  func_t fn[1];
-  if (find_func(dm, "free", &fn[0]) < 0) return dm_fail(-EINVAL, why, whylen, "devmalloc's PTX has no free to inline");
+  func_t fn[1]; /* free's common path (device/devmalloc.cu: dm_free_common), written for calls of free */
+  if (find_func(dm, "dm_free_common", &fn[0]) < 0)
+    return dm_fail(-EINVAL, why, whylen, "devmalloc's PTX has no dm_free_common to inline");
   unsigned app_minor = 0, dm_minor = 0;
-  unsigned app_target = header_num(app, "\n.target sm_", NULL), dm_target = header_num(dm, "\n.target sm_", NULL);
-  unsigned app_ver = header_num(app, "\n.version ", &app_minor), dm_ver = header_num(dm, "\n.version ", &dm_minor);
+  unsigned app_target = header_num(app, "\n.target sm_", NULL),
+           dm_target = header_num(dm, "\n.target sm_", NULL);
+  unsigned app_ver = header_num(app, "\n.version ", &app_minor),
+           dm_ver = header_num(dm, "\n.version ", &dm_minor);
   if (!app_target || app_target < dm_target)
     return dm_fail(-EINVAL, why, whylen, "application PTX target sm_%u below devmalloc's sm_%u", app_target,
                    dm_target);
@@ -509,7 +512,7 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
     int used = 0;
     for (int j = 0; j < (int)(sizeof fn / sizeof fn[0]); j++)
       if (strcmp(syms[i].name, fn[j].name) != 0 && uses(fn[j].body, fn[j].body_end, syms[i].name)) used = 1;
-    if (!used) continue;
+    if (!used || strcmp(syms[i].name, "free") == 0) continue; /* free: the application declares it */
     int rc = 0;
     if (!syms[i].visible)
       rc = dm_fail(-EINVAL, why, whylen, "devmalloc's free uses %s, which is not visible", syms[i].name);
@@ -530,7 +533,7 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
   buf_t o = {0};
   const char *end = app + n, *copied = app;
   int sites = 0, k = 0, in_func = 0;
-  const char *func_end = NULL; /* the `}` of the function the scan is in */
+  const char *func_end = NULL;                               /* the `}` of the function the scan is in */
   if (app_ver * 100 + app_minor < dm_ver * 100 + dm_minor) { /* the later ISA version: a superset */
     const char *v = ver + 1, *ve = ver_end;
     put(&o, app, (size_t)(v - app));

@@ -1,12 +1,13 @@
 /*
- * ptx_inline.h — devmalloc's `free` written into an application's PTX at its
- * calls, so that the re-link compiles it into the caller instead of calling
- * it (docs/jit.md, "Inlined calls").
+ * ptx_inline.h — free's common path (device/devmalloc.cu: dm_free_common)
+ * written into an application's PTX at its calls of `free`, so that the
+ * re-link compiles it into the caller instead of calling it (docs/jit.md,
+ * "Inlined calls"; DEVMALLOC_JIT_INLINE).
  *
  * Each call block of the application (the `{ ... }` nvcc wraps around a
  * call: its `.param` declarations, the stores of the arguments, the call,
  * the load of a result) to `free` becomes a block with the body of
- * devmalloc's function, its registers and labels renamed for that call, its
+ * dm_free_common, its registers and labels renamed for that call, its
  * parameters moved from the caller's arguments (a result into the caller's
  * register), its `ret` a branch to the block's end; at most
  * DM_INLINE_PER_FUNC calls of a function, the rest stay calls. What the body
@@ -21,8 +22,8 @@
 #define DM_PTX_INLINE_H
 #include <stddef.h>
 
-/* Inline devmalloc's free (its definition in dm_ptx) into app_ptx (n
- * bytes, NUL-terminated). Returns the number of calls inlined
+/* Inline free's common path (dm_free_common, defined in dm_ptx) into the
+ * calls of free of app_ptx (n bytes, NUL-terminated). Returns the number of calls inlined
  * (> 0, *out a malloc'd NUL-terminated text of *out_len bytes), 0 when
  * there is none to inline (*out NULL), or a negative errno with why set
  * (relink_err.h): the text is not one this can rewrite. */

@@ -328,15 +328,14 @@ static int relink_ptx_code(const char *label, const char *what, const char *ptx,
   int r = dm_relink_link(label, what, in, 1, dc, arch, &key, note, out, out_size, why, whylen);
   if (!r && calls > 0) { /* a link the inlined text failed: the calls as they were */
     dm_log(DM_LOG_WARN,
-           "warning: %s: the link with malloc and free inlined failed (%s); linking "
+           "warning: %s: the link with free inlined failed (%s); linking "
            "their calls instead",
            label, why);
     in[0] = (dm_jit_input_t){"app.ptx", ptx, n, 0, DM_JIT_IN_PTX};
     calls = 0;
     r = dm_relink_link(label, what, in, 1, dc, arch, &key, note, out, out_size, why, whylen);
   }
-  if (r && calls > 0 && opts.verbose)
-    dm_log(DM_LOG_INFO, "jit: %s: %d calls of malloc and free inlined", label, calls);
+  if (r && calls > 0 && opts.verbose) dm_log(DM_LOG_INFO, "jit: %s: %d calls of free inlined", label, calls);
   free(inlined);
   return r;
 }
