@@ -20,9 +20,8 @@
 
 #define MAX_PARAMS 4
 /* Calls of a function (a kernel or a device function) written inline; its
- * further calls stay calls. Each costs the driver's compile of that function
- * tens of milliseconds, more as the function grows: a kernel of many calls
- * took 0.7 s with all of them inline. */
+ * further calls stay calls. Each lengthens the compile of that function, the
+ * more the longer it grows (docs/decisions.md, "Inlining under the shim"). */
 #define DM_INLINE_PER_FUNC 4
 #define MAX_NAMES 64
 #define NAME_LEN 96
@@ -280,7 +279,7 @@ static void rename_body(const char *b, const char *end, const regs_t *r, const c
 /* ---- a call block of the application ---- */
 typedef struct {
   const char *open, *close; /* its braces */
-  const char *target;       /* "malloc" / "free" */
+  const char *target;       /* "free" */
   char args[MAX_PARAMS][NAME_LEN];
   int nargs;
   char dest[NAME_LEN]; /* the register the result is loaded into ("" for none) */
@@ -312,7 +311,7 @@ static int block_text(const char *open, const char *close, char *st, size_t cap)
 }
 
 /* Whether the block at open is a call of exactly its parameters to
- * malloc or free, and with what (site). */
+ * free, and with what (site). */
 static int parse_site(const char *open, const char *close, site_t *site) {
   char st[2048];
   if (close - open > 1500 || block_text(open, close, st, sizeof st) < 0) return 0;
@@ -349,7 +348,7 @@ static int parse_site(const char *open, const char *close, site_t *site) {
       continue;
     }
     if (strncmp(t, "call", 4) == 0) {
-      /* call.uni (retval0),malloc,(param0) / call.uni free,(param0) */
+      /* call.uni free,(param0) (or with a result: call.uni (retval0),f,(param0)) */
       const char *p = t + 4;
       if (strncmp(p, ".uni", 4) == 0) p += 4;
       while (*p == ' ') p++;
@@ -480,7 +479,7 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
                   size_t whylen) {
   *out = NULL;
   *out_len = 0;
-  func_t fn[1]; /* free's common path (device/devmalloc.cu: dm_free_common), written for calls of free */
+  func_t fn[1]; /* written for calls of free: its common path (device/devmalloc.cu: dm_free_common) */
   if (find_func(dm, "dm_free_common", &fn[0]) < 0)
     return dm_fail(-EINVAL, why, whylen, "devmalloc's PTX has no dm_free_common to inline");
   unsigned app_minor = 0, dm_minor = 0;
@@ -515,7 +514,7 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
     if (!used || strcmp(syms[i].name, "free") == 0) continue; /* free: the application declares it */
     int rc = 0;
     if (!syms[i].visible)
-      rc = dm_fail(-EINVAL, why, whylen, "devmalloc's free uses %s, which is not visible", syms[i].name);
+      rc = dm_fail(-EINVAL, why, whylen, "dm_free_common uses %s, which is not visible", syms[i].name);
     else if (uses(app, app + n, syms[i].name))
       rc = dm_fail(-EINVAL, why, whylen, "application PTX already names %s", syms[i].name);
     if (rc < 0) {

@@ -14,7 +14,8 @@
  * calls out of line (the slow path) and the globals it reads are declared
  * `.extern`, and resolved by the link with devmalloc's code as before. A
  * call block of any other shape is left a call, and so is `malloc`: its body
- * made the driver's compile of a kernel that calls it 20 .. 100x slower.
+ * lengthened the compile of each caller many times over (docs/decisions.md,
+ * "Inlining under the shim").
  *
  * Pure text to text; no state. Locking: none.
  */
