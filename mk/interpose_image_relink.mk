@@ -164,13 +164,17 @@ $(RELINK_TDIR)/test_relink_rdc: tests/unit/test_relink_rdc.c tests/unit/relink_t
 $(RELINK_TDIR)/test_ptx_inline: tests/unit/test_ptx_inline.c $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) $(DEVICE_SASS) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) -DPTXAS='"$(PTXAS)"' -DNVLINK='"$(CUDA_HOME)/bin/nvlink"' \
 	  -DDEVICE_SASS='"$(DEVICE_SASS)"' $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
+# the re-link with DEVMALLOC_JIT_INLINE=1 against the fake driver
+$(RELINK_TDIR)/test_relink_inline: tests/unit/test_relink_inline.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
 RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
                  $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
                  $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect \
-                 $(RELINK_TDIR)/test_relfatbin $(RELINK_TDIR)/test_relink_rdc $(RELINK_TDIR)/test_ptx_inline
+                 $(RELINK_TDIR)/test_relfatbin $(RELINK_TDIR)/test_relink_rdc $(RELINK_TDIR)/test_ptx_inline \
+                 $(RELINK_TDIR)/test_relink_inline
 
 # ---- fuzz targets (clang libFuzzer) ----
 # One per reader of untrusted bytes: the fatbin/cubin reader (fatbin), the

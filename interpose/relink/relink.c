@@ -329,7 +329,7 @@ static int relink_ptx_code(const char *label, const char *what, const char *ptx,
   if (!r && calls > 0) { /* a link the inlined text failed: the calls as they were */
     dm_log(DM_LOG_WARN,
            "warning: %s: the link with free inlined failed (%s); linking "
-           "their calls instead",
+           "the calls instead",
            label, why);
     in[0] = (dm_jit_input_t){"app.ptx", ptx, n, 0, DM_JIT_IN_PTX};
     calls = 0;

@@ -1,0 +1,119 @@
+/*
+ * test_relink_inline.c — the re-link with DEVMALLOC_JIT_INLINE=1 against a
+ * fake Driver API (no GPU): the application's PTX reaches the link with
+ * free's common path written into its calls, the result is cached and taken
+ * from the cache; when the link of the rewritten text fails, the module is
+ * linked once more with its calls as they were, and still re-linked.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <cuda.h>
+#include "jit_link.h"
+#include "relink.h"
+#include "relink_test_util.h"
+#include "fake_link.h"
+
+#define INLINED "devmalloc: free inlined"
+
+/* ---- fake driver: the application's input kept; a link of a rewritten
+ * text fails while fail_inlined is set ---- */
+static int fail_inlined, app_inlined;
+
+static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls) {
+  (void)n;
+  (void)o;
+  (void)v;
+  *ls = (CUlinkState)calloc(1, sizeof(fake_state_t));
+  return CUDA_SUCCESS;
+}
+static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t size, const char *name,
+                           unsigned n, CUjit_option *o, void **v) {
+  (void)t;
+  (void)n;
+  (void)o;
+  (void)v;
+  fake_state_t *s = (fake_state_t *)ls;
+  if (s->n == 0) {
+    assert_string_equal(name, "app.ptx");
+    app_inlined = memmem(data, size, INLINED, strlen(INLINED)) != NULL;
+    if (app_inlined && fail_inlined) return CUDA_ERROR_INVALID_PTX;
+  }
+  fake_link_append(s, data, size);
+  return CUDA_SUCCESS;
+}
+#include "fake_jit.h"
+
+static char root[DM_FX_ROOT];
+
+static int setup(void **state) {
+  (void)state;
+  if (fx_scratch_make(root, "/tmp/dm-relink-inline-XXXXXX")) return -1;
+  setenv("DEVMALLOC_JIT_INLINE", "1", 1); /* before the options are read */
+  setenv("DEVMALLOC_JIT_SASS", "0", 1);
+  dm_jit_set_resolver(fake_resolve);
+  return 0;
+}
+static int teardown(void **state) {
+  (void)state;
+  return fx_scratch_remove(root);
+}
+
+static int relink_fx(const char *file, const void **out, size_t *sz, char *why, size_t wl) {
+  size_t len;
+  unsigned char *b = fx_read(file, &len);
+  why[0] = 0;
+  int r = dm_relink_image(b, out, sz, why, wl);
+  free(b);
+  return r;
+}
+
+static void test_calls_inlined_and_cached(void **state) {
+  (void)state;
+  const void *out;
+  size_t sz;
+  char why[300];
+  int links0 = fake_links;
+  assert_int_equal(relink_fx("malloc_default.fatbin", &out, &sz, why, sizeof why), 1);
+  assert_int_equal(fake_links, links0 + 1);
+  assert_true(app_inlined);
+  assert_non_null(memmem(out, sz, INLINED, strlen(INLINED)));
+  dm_relink_free(out);
+  app_inlined = 0;
+  assert_int_equal(relink_fx("malloc_default.fatbin", &out, &sz, why, sizeof why), 1);
+  assert_int_equal(fake_links, links0 + 1); /* the cache's */
+  assert_false(app_inlined);
+  assert_non_null(memmem(out, sz, INLINED, strlen(INLINED)));
+  dm_relink_free(out);
+}
+
+/* A rewritten text the link refuses: linked again with the calls (the
+ * cache emptied first). */
+static void test_failed_link_falls_back_to_calls(void **state) {
+  (void)state;
+  const void *out;
+  size_t sz;
+  char why[300], cmd[DM_FX_ROOT + 32];
+  snprintf(cmd, sizeof cmd, "rm -f '%s'/cache/*.cubin", root);
+  assert_int_equal(system(cmd), 0);
+  int links0 = fake_links;
+  fail_inlined = 1;
+  assert_int_equal(relink_fx("malloc_default.fatbin", &out, &sz, why, sizeof why), 1);
+  fail_inlined = 0;
+  assert_int_equal(fake_links, links0 + 1);
+  assert_false(app_inlined);
+  assert_null(memmem(out, sz, INLINED, strlen(INLINED)));
+  dm_relink_free(out);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_calls_inlined_and_cached),
+      cmocka_unit_test(test_failed_link_falls_back_to_calls),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
