@@ -19,7 +19,8 @@ DEVICE_SRCS := device/devmalloc.cu include/devmalloc_cuda.h $(DEVICE_CORE_SRCS) 
 # no cap: a -dlto link compiles caller and allocator as one program (and
 # nvlink would otherwise cap every kernel of the program). 24, not 32: the
 # registers R16-R31 that a function uses are saved and restored on each
-# call, and at 24 free saves seven of them where at 32 it saved thirteen.
+# call, and at 24 free saves fewer of them (docs/design.md, "Calling
+# convention"; its frame: $(BUILD)/device/frames.txt).
 DEVICE_MAXRREG := 24
 # Host symbols of the device objects (the fatbin wrappers nvcc makes, the
 # descriptor writer) are hidden: a shared library linked with the device

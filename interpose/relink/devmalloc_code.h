@@ -31,7 +31,7 @@ int dm_devmalloc_code(unsigned cc, unsigned app_arch, int use_sass, dm_devmalloc
 void dm_devmalloc_code_free(dm_devmalloc_code_t *c);
 
 /* devmalloc's PTX as built (NUL-terminated): where ptx_inline.c takes the
- * bodies of malloc and free from, the same build as the SASS. */
+ * body of dm_free_common from, the same build as the SASS. */
 const char *dm_devmalloc_ptx_text(void);
 
 /* The archs the embedded SASS covers, ascending, at most max; their count. */

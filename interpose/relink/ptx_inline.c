@@ -279,7 +279,6 @@ static void rename_body(const char *b, const char *end, const regs_t *r, const c
 /* ---- a call block of the application ---- */
 typedef struct {
   const char *open, *close; /* its braces */
-  const char *target;       /* "free" */
   char args[MAX_PARAMS][NAME_LEN];
   int nargs;
   char dest[NAME_LEN]; /* the register the result is loaded into ("" for none) */
@@ -361,7 +360,6 @@ static int parse_site(const char *open, const char *close, site_t *site) {
       while (*p == ' ') p++;
       p = ident(p, p + strlen(p), c);
       if (strcmp(c, "free") != 0) return 0; /* malloc stays a call (ptx_inline.h) */
-      site->target = "free";
       if (*p == ',') p++;
       if (*p != '(') return 0;
       p++;
@@ -394,9 +392,7 @@ static int emit_call(const func_t *f, const site_t *site, int k, buf_t *out) {
   buf_t b = {0};
   rename_body(f->body, f->body_end, &r, pre, &b);
   if (b.oom) return -1;
-  puts_(out, "{ // devmalloc: ");
-  puts_(out, site->target);
-  puts_(out, " inlined\n");
+  puts_(out, "{ // devmalloc: free inlined\n");
   char endl[64];
   snprintf(endl, sizeof endl, "$%send", pre);
   for (char *save = NULL, *line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -479,8 +475,8 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
                   size_t whylen) {
   *out = NULL;
   *out_len = 0;
-  func_t fn[1]; /* written for calls of free: its common path (device/devmalloc.cu: dm_free_common) */
-  if (find_func(dm, "dm_free_common", &fn[0]) < 0)
+  func_t fn; /* written for calls of free: its common path (device/devmalloc.cu: dm_free_common) */
+  if (find_func(dm, "dm_free_common", &fn) < 0)
     return dm_fail(-EINVAL, why, whylen, "devmalloc's PTX has no dm_free_common to inline");
   unsigned app_minor = 0, dm_minor = 0;
   unsigned app_target = header_num(app, "\n.target sm_", NULL),
@@ -508,10 +504,10 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
   }
   buf_t ext = {0};
   for (int i = 0; i < nsyms; i++) {
-    int used = 0;
-    for (int j = 0; j < (int)(sizeof fn / sizeof fn[0]); j++)
-      if (strcmp(syms[i].name, fn[j].name) != 0 && uses(fn[j].body, fn[j].body_end, syms[i].name)) used = 1;
-    if (!used || strcmp(syms[i].name, "free") == 0) continue; /* free: the application declares it */
+    /* free: the application declares it */
+    if (!strcmp(syms[i].name, fn.name) || !strcmp(syms[i].name, "free") ||
+        !uses(fn.body, fn.body_end, syms[i].name))
+      continue;
     int rc = 0;
     if (!syms[i].visible)
       rc = dm_fail(-EINVAL, why, whylen, "dm_free_common uses %s, which is not visible", syms[i].name);
@@ -562,9 +558,9 @@ int dm_ptx_inline(const char *app, size_t n, const char *dm, char **out, size_t 
     if (in_func < DM_INLINE_PER_FUNC && c - s < 1500 && !memchr(s + 1, '{', (size_t)(c - s - 1)) &&
         parse_site(s, c, &site)) {
       put(&o, copied, (size_t)(s - copied));
-      if (emit_call(&fn[0], &site, k++, &o) < 0) {
+      if (emit_call(&fn, &site, k++, &o) < 0) {
         free(o.p);
-        return dm_fail(-EINVAL, why, whylen, "a body of devmalloc's %s that cannot be inlined", site.target);
+        return dm_fail(-EINVAL, why, whylen, "dm_free_common's body cannot be inlined");
       }
       copied = c + 1;
       s = c;

@@ -316,7 +316,7 @@ static int relink_ptx_code(const char *label, const char *what, const char *ptx,
   char *inlined = NULL;
   size_t ilen = 0;
   int calls = 0;
-  if (opts.inline_calls) { /* malloc and free written into their callers (ptx_inline.h) */
+  if (opts.inline_calls) { /* free's common path written into its calls (ptx_inline.h) */
     char iwhy[256] = "";
     calls = dm_ptx_inline(ptx, n, dm_devmalloc_ptx_text(), &inlined, &ilen, iwhy, sizeof iwhy);
     if (calls < 0 && opts.verbose) dm_log(DM_LOG_INFO, "jit: %s: calls not inlined: %s", label, iwhy);

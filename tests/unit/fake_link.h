@@ -2,8 +2,9 @@
  * fake_link.h — the fake JIT linker's state for the re-link tests: the link
  * inputs appended to one buffer, which cuLinkComplete hands back as the
  * linked image (fake_links counts the links; fake_fail_link makes them
- * fail). The includer defines f_link_create and f_link_add (keeping each
- * input with fake_link_append), then includes fake_jit.h.
+ * fail), and relink_fx, the re-link of a generated fixture through them.
+ * The includer defines f_link_create and f_link_add (keeping each input
+ * with fake_link_append), then includes fake_jit.h.
  * Locking: none (the tests call the linker from one thread).
  */
 #ifndef DM_FAKE_LINK_H
@@ -11,6 +12,8 @@
 #include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
+#include "relink.h"
+#include "relink_test_util.h"
 
 typedef struct {
   char *buf;
@@ -39,5 +42,15 @@ static CUresult f_link_destroy(CUlinkState ls) {
   free(s->buf);
   free(s);
   return CUDA_SUCCESS;
+}
+/* Re-link fixture `file` (FIXTURE_DIR) as a module image: dm_relink_image's
+ * answer, why emptied first. */
+static inline int relink_fx(const char *file, const void **out, size_t *sz, char *why, size_t wl) {
+  size_t len;
+  unsigned char *b = fx_read(file, &len);
+  why[0] = 0;
+  int r = dm_relink_image(b, out, sz, why, wl);
+  free(b);
+  return r;
 }
 #endif

@@ -63,15 +63,6 @@ static int teardown(void **state) {
   return fx_scratch_remove(root);
 }
 
-static int relink_fx(const char *file, const void **out, size_t *sz, char *why, size_t wl) {
-  size_t len;
-  unsigned char *b = fx_read(file, &len);
-  why[0] = 0;
-  int r = dm_relink_image(b, out, sz, why, wl);
-  free(b);
-  return r;
-}
-
 static void test_calls_inlined_and_cached(void **state) {
   (void)state;
   const void *out;
