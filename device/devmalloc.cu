@@ -445,12 +445,25 @@ static __device__ void dm_warp_free(void *p) {
   dm_warp_free_slots(h, (const char *)p, chunk, slot, tag, 0);
 }
 
+/* free of a pointer dm_free_common located (why: dm_slab_locate's answer,
+ * DM_FREE_UNREAD outside the pool or in check mode), for the warps that are
+ * not its common case: what free does after its locate. */
+extern "C" __device__ __noinline__ void dm_free_located(void *p, int why, uint32_t chunk, uint32_t slot,
+                                                        uint32_t tag) {
+  dm_heap_t *h = devmalloc_heap_desc;
+  DM_GLOBAL(h);
+  if (why != DM_FREE_OK) {
+    dm_warp_free_slow(h, (const char *)p, why);
+    return;
+  }
+  dm_warp_free_slots(h, (const char *)p, chunk, slot, tag, 0);
+}
+
 /* The overrides. Guarded by __CUDA_ARCH__: in nvcc's host pass these would
- * become host malloc/free stubs that replace libc's in the whole process.
- * free is not inlined into dm_free_common below, which calls it. */
+ * become host malloc/free stubs that replace libc's in the whole process. */
 #if defined(__CUDA_ARCH__)
 extern "C" __device__ void *malloc(size_t size) throw() { return dm_warp_malloc(size, DM_MIN_ALIGN); }
-extern "C" __device__ __noinline__ void free(void *p) throw() { dm_warp_free(p); }
+extern "C" __device__ void free(void *p) throw() { dm_warp_free(p); }
 
 /* What a slab free's drop leaves to do (chunk.h: chunk_drop_rest), out of
  * line for dm_free_common. */
@@ -462,10 +475,11 @@ extern "C" __device__ __noinline__ void dm_free_drop_rest(dm_heap_t *h, uint32_t
 /* free's common path on its own: a warp whose lanes all free slots of one
  * bitmap word of a slab chunk, check mode off (dm_warp_free_slots' first
  * case), with the drop's re-list and reclaim mark out of line; any other
- * warp calls free. The shim writes this body into an application's calls of
- * free (interpose/relink/ptx_inline.c): short, so that the driver's compile
- * of each caller stays short. The decision is the warp's (its lanes' keys
- * reduced), so that free sees the same lanes the common path would. */
+ * warp goes on in dm_free_located with what its lanes located. The shim
+ * writes this body into an application's calls of free
+ * (interpose/relink/ptx_inline.c): short, so that the driver's compile of
+ * each caller stays short. The decision is the warp's (its lanes' keys
+ * reduced), so that dm_free_located sees the lanes free would. */
 extern "C" __device__ __noinline__ void dm_free_common(void *p) {
   if (!p) return;
   dm_heap_t *h = devmalloc_heap_desc;
@@ -475,13 +489,11 @@ extern "C" __device__ __noinline__ void dm_free_common(void *p) {
   uint64_t pool = h->buddy.pool_bytes, off = (uint64_t)((const char *)p - base);
   uint32_t chunk, slot, tag, active = __activemask();
   int why = dm_slab_locate(h, off, &chunk, &slot, &tag);
+  if (((const char *)p < base) | (off >= pool) | (h->check != 0)) why = DM_FREE_UNREAD;
   /* below 2^25 chunks no key is ~0 */
-  uint32_t key =
-      why == DM_FREE_OK && (const char *)p >= base && off < pool && !h->check && h->nchunks < (1u << 25)
-          ? chunk * DM_CHUNK_WORDS + (slot >> 6)
-          : ~0u;
+  uint32_t key = why == DM_FREE_OK && h->nchunks < (1u << 25) ? chunk * DM_CHUNK_WORDS + (slot >> 6) : ~0u;
   if (key == ~0u || __reduce_min_sync(active, key) != __reduce_max_sync(active, key)) {
-    free(p);
+    dm_free_located(p, why, chunk, slot, tag);
     return;
   }
   uint32_t b = slot & 63u, count = dm_warp_free_word(h, active, lane_id(), chunk, tag, slot >> 6,
