@@ -500,8 +500,7 @@ extern "C" __device__ __noinline__ void dm_free_common(void *p) {
                                                      b < 32u ? 1u << b : 0u, b < 32u ? 0u : 1u << (b - 32u));
   if (!count) return;
   dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
-  dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
-  uint64_t old = dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
+  uint64_t old = dm_slab_free_signal(h, chunk, tag, count);
   if (chunk_drop_left(count, old, h->classes[tag_class(tag)].nslots)) dm_free_drop_rest(h, chunk, count, old);
 }
 extern "C" __device__ void *__nv_aligned_device_malloc_impl(size_t size, size_t align) {
