@@ -304,11 +304,14 @@ if fp is not None:
 sm = section("shim", "shim",
              "Shim: the unmodified stock binary under LD_PRELOAD vs the same source relinked, same rows",
              "(Mop/s; init: heap set-up + first malloc kernel, ms; target: >= 0.9x the relinked throughput,",
-             "init time <= 1.1x the relinked)")
+             "init time <= 1.1x the relinked; shim/peer: the shim against the reference, on an H200, not judged:",
+             "the reference's harness ran devmalloc so)")
 if sm is not None:
     rel = {(k[1], k[2], k[4]): r for k, r in sm.items() if k[0] == "relinked"}
     shim = {(k[1], k[2], k[4]): r for k, r in sm.items() if k[0] == "shim"}
-    print(f"{'row':<34} {'relinked':>10} {'shim':>10} {'shim/rel':>9}  verdict")
+    print(f"{'row':<34} {'relinked':>10} {'shim':>10} {'shim/rel':>9}  verdict {'shim/peer':>9}")
+    peer = {(r["workload"], r["size"], r["kernel"]): float(r["peer"])
+            for r in load_reference(REF) if r["peer"]} if "H200" in gpu else {}
     init = lambda d: [r for k, r in d.items() if k[0] == "init"]
     for kern in ("heap-setup", "first-malloc-kernel"):
         a, b = (next((float(r["ms"]) for r in init(d) if r["kernel"] == kern), None) for d in (rel, shim))
@@ -334,8 +337,11 @@ if sm is not None:
             continue
         s_ = shim.get(k)
         q = float(s_["mops"]) / float(r["mops"]) if s_ and float(r["mops"]) > 0 else None
+        p_ = peer.get(k)
+        sp = float(s_["mops"]) / p_ if s_ and p_ else None
+        v = verdict(None if q is None else q >= 0.9)
         print(f"{k[0] + ' ' + fmt_size(k[1]) + ' ' + k[2]:<34} {float(r['mops']):>10.2f} "
-              f"{num(float(s_['mops']) if s_ else None, 10)} {num(q, 9, 'x')}  {verdict(None if q is None else q >= 0.9)}")
+              f"{num(float(s_['mops']) if s_ else None, 10)} {num(q, 9, 'x')}  {v:<7} {num(sp, 9, 'x')}")
 
 # ---- start-up under the shim (startup.csv): a cold cache against the
 # driver's own JIT of the same PTX, a warm one against the relinked build.

@@ -220,7 +220,7 @@ if [ $targets -eq 1 ]; then
   # second start; the cold link is a one-time cost per binary, docs/jit.md).
   if [ -f "$preload" ]; then
     echo "== shim vs relinked" >&2
-    sr=(--heap 4G --workloads init,sizes,mixed --sizes 16,256,1K --reps 5 "${tph[@]}")
+    sr=(--heap 4G --workloads init,sizes,mixed,divergent --sizes 16,64,256,1K,4K,16K --reps 5 "${tph[@]}")
     env LD_PRELOAD="$preload" DEVMALLOC_HEAP_SIZE=4G "$B/bench/ab_stock" --workloads none >/dev/null
     { echo "$header"
       "$B/bench/ab_devmalloc" --variant-name relinked "${sr[@]}"

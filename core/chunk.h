@@ -202,27 +202,15 @@ static DM_INLINE void chunk_relist(dm_heap_t *h, uint32_t idx, uint32_t tag, uin
  * decrement that takes it from >= cap to below re-lists the chunk (a search
  * may have dropped it from the list while it looked full), and the one that
  * takes it to 0 marks the heap for the reclaim pass. */
-/* Whether a drop of n slots from `used` takes the chunk from full (>= cap)
- * to below: it re-lists the chunk. */
-static DM_INLINE int drop_relists(uint32_t used, uint32_t n, uint32_t cap) {
-  return used >= cap && used - n < cap;
-}
 static DM_INLINE void chunk_drop_rest(dm_heap_t *h, uint32_t idx, uint32_t n, uint64_t old) {
   uint32_t tag = (uint32_t)(old >> 32), used = live_used(old);
   if (!tag) return; /* a pin's add on a chunk that went back to the tree, undone */
   uint32_t cap = h->classes[tag_class(tag)].nslots;
-  if (drop_relists(used, n, cap)) chunk_relist(h, idx, tag, old - n);
+  if (used >= cap && used - n < cap) chunk_relist(h, idx, tag, old - n);
   if (used == n && !dm_load64_device(&h->hstats->cached)) dm_store64(&h->hstats->cached, 1);
 }
 static DM_INLINE void chunk_drop(dm_heap_t *h, uint32_t idx, uint32_t n) {
   chunk_drop_rest(h, idx, n, dm_add64(&h->chunks[idx].live, (uint64_t)0 - n));
-}
-/* Whether chunk_drop_rest has anything to do after a drop of n slots that
- * found `old` in `live` (cap: the slots of the chunk's class): a re-list or
- * the reclaim mark. */
-static DM_INLINE int chunk_drop_left(uint32_t n, uint64_t old, uint32_t cap) {
-  uint32_t used = live_used(old);
-  return (old >> 32) && (drop_relists(used, n, cap) || used == n);
 }
 
 #endif /* DM_CHUNK_H */

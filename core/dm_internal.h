@@ -143,7 +143,6 @@ DM_FN int dm_slab_pin_found(dm_heap_t *h, dm_resv_t *rv, uint32_t idx);
 DM_HOT int dm_slab_locate(const dm_heap_t *h, uint64_t off, uint32_t *chunk, uint32_t *slot, uint32_t *tag);
 DM_FN int dm_slab_outside(const dm_heap_t *h, uint64_t off);
 DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t word, uint64_t bits);
-DM_HOT uint64_t dm_slab_free_signal(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
 DM_HOT void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count);
 
 /* reclaim.c */

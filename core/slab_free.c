@@ -69,12 +69,6 @@ DM_FN uint64_t dm_slab_free_bits(dm_heap_t *h, uint32_t chunk, uint32_t tag, uin
  * chunks and ran 60x slower than one of 16 B blocks), and a bin that
  * allocates again soon would take a chunk straight back. */
 DM_HOT void dm_slab_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
-  chunk_drop_rest(h, chunk, count, dm_slab_free_signal(h, chunk, tag, count));
-}
-/* The commit's first part: the units signalled, then `used` lowered; returns
- * `live` as the drop found it, for chunk_drop_rest (a caller that keeps the
- * rest out of line tests chunk_drop_left first). */
-DM_HOT uint64_t dm_slab_free_signal(dm_heap_t *h, uint32_t chunk, uint32_t tag, uint32_t count) {
   dm_sem_signal(&bin_at(h, tag_arena(tag), tag_class(tag))->sem, count, 0);
-  return dm_add64(&h->chunks[chunk].live, (uint64_t)0 - count);
+  chunk_drop(h, chunk, count);
 }

@@ -347,6 +347,15 @@ static __device__ __forceinline__ uint32_t dm_warp_free_word(dm_heap_t *h, uint3
   return count;
 }
 
+/* The account of `count` slots of chunk `chunk` (tag `tag`) that a warp's
+ * lane freed, counted in the chunk's arena: its tag has it, where the
+ * caller's arena would take a division by the arena count. */
+static __device__ __forceinline__ void dm_warp_free_commit(dm_heap_t *h, uint32_t chunk, uint32_t tag,
+                                                           uint32_t count) {
+  dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
+  dm_slab_free_commit(h, chunk, tag, count);
+}
+
 /* The warp's part of a slab free: lanes of `active` free slot `slot` of
  * chunk `chunk` (tag `tag`, located and checked: dm_slab_locate); `check`:
  * verify the block's canary (check mode). Few values live through it, 32
@@ -388,12 +397,7 @@ static __device__ __forceinline__ void dm_warp_free_slots(dm_heap_t *h, const ch
     count = (uint32_t)__popc(__ballot_sync(active, ok) & cg);
     if (lane != (uint32_t)__ffs(cg) - 1u) return;
   }
-  /* counted in the chunk's arena: its tag has it, where the caller's arena
-   * would take a division by the arena count */
-  if (count) {
-    dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
-    dm_slab_free_commit(h, chunk, tag, count);
-  }
+  if (count) dm_warp_free_commit(h, chunk, tag, count);
 }
 
 /* Every free the common path does not serve, in one function (each call
@@ -465,17 +469,9 @@ extern "C" __device__ __noinline__ void dm_free_located(void *p, int why, uint32
 extern "C" __device__ void *malloc(size_t size) throw() { return dm_warp_malloc(size, DM_MIN_ALIGN); }
 extern "C" __device__ void free(void *p) throw() { dm_warp_free(p); }
 
-/* What a slab free's drop leaves to do (chunk.h: chunk_drop_rest), out of
- * line for dm_free_common. */
-extern "C" __device__ __noinline__ void dm_free_drop_rest(dm_heap_t *h, uint32_t chunk, uint32_t n,
-                                                          unsigned long long old) {
-  chunk_drop_rest(h, chunk, n, old);
-}
-
 /* free's common path on its own: a warp whose lanes all free slots of one
  * bitmap word of a slab chunk, check mode off (dm_warp_free_slots' first
- * case), with the drop's re-list and reclaim mark out of line; any other
- * warp goes on in dm_free_located with what its lanes located. The shim
+ * case); any other warp goes on in dm_free_located with what its lanes located. The shim
  * writes this body into an application's calls of free
  * (interpose/relink/ptx_inline.c): short, so that the driver's compile of
  * each caller stays short. The decision is the warp's (its lanes' keys
@@ -498,10 +494,7 @@ extern "C" __device__ __noinline__ void dm_free_common(void *p) {
   }
   uint32_t b = slot & 63u, count = dm_warp_free_word(h, active, lane_id(), chunk, tag, slot >> 6,
                                                      b < 32u ? 1u << b : 0u, b < 32u ? 0u : 1u << (b - 32u));
-  if (!count) return;
-  dm_heap_note_free(h, tag_arena(tag), tag_class(tag), count);
-  uint64_t old = dm_slab_free_signal(h, chunk, tag, count);
-  if (chunk_drop_left(count, old, h->classes[tag_class(tag)].nslots)) dm_free_drop_rest(h, chunk, count, old);
+  if (count) dm_warp_free_commit(h, chunk, tag, count);
 }
 extern "C" __device__ void *__nv_aligned_device_malloc_impl(size_t size, size_t align) {
   return dm_warp_malloc(size, align);
