@@ -167,6 +167,14 @@ $(RELINK_TDIR)/test_ptx_inline: tests/unit/test_ptx_inline.c $(RELINK_LIB) $(OPT
 # the re-link with DEVMALLOC_JIT_INLINE=1 against the fake driver
 $(RELINK_TDIR)/test_relink_inline: tests/unit/test_relink_inline.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
 	$(CC) $(RELINK_TEST_CFLAGS) $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
+# the same with a CUDA tool named in CUDA_INJECTION64_PATH: the option not applied
+$(RELINK_TDIR)/test_relink_inline_tool: tests/unit/test_relink_inline.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -DDM_UNDER_TOOL $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -lm
+# ... and with a library named as a tool's injection library loaded
+$(RELINK_TDIR)/libdmtest-injection.so: | $(RELINK_TDIR)/.dir
+	printf 'int dmtest_tool;\n' | $(CC) -shared -fPIC -x c - -o $@
+$(RELINK_TDIR)/test_relink_inline_toollib: tests/unit/test_relink_inline.c tests/unit/relink_test_util.h tests/unit/fake_link.h tests/unit/fake_jit.h $(RELINK_LIB) $(OPTIONS_LIB) $(FIXTURES) $(RELINK_TDIR)/libdmtest-injection.so | $(RELINK_TDIR)/.dir
+	$(CC) $(RELINK_TEST_CFLAGS) -DDM_TOOL_LIB='"$(abspath $(RELINK_TDIR))/libdmtest-injection.so"' $< -o $@ $(RELINK_LIB) $(OPTIONS_LIB) -lcmocka $(RELINK_LDLIBS) -ldl -lm
 $(RELINK_TDIR)/check_inspect: tests/unit/check_inspect.sh $(BUILD)/devmalloc-inspect $(FIXTURES) | $(RELINK_TDIR)/.dir
 	printf '#!/bin/sh\nexec bash %s %s %s\n' $< $(BUILD)/devmalloc-inspect $(FX) > $@ && chmod +x $@
 
@@ -174,7 +182,8 @@ RELINK_CHECKS := $(RELINK_TDIR)/test_fatbin $(RELINK_TDIR)/test_fatbin_asan \
                  $(RELINK_TDIR)/test_cubin $(RELINK_TDIR)/test_cache $(RELINK_TDIR)/test_cache_hostile \
                  $(RELINK_TDIR)/test_relink $(RELINK_TDIR)/check_inspect \
                  $(RELINK_TDIR)/test_relfatbin $(RELINK_TDIR)/test_relink_rdc $(RELINK_TDIR)/test_ptx_inline \
-                 $(RELINK_TDIR)/test_relink_inline
+                 $(RELINK_TDIR)/test_relink_inline $(RELINK_TDIR)/test_relink_inline_tool \
+                 $(RELINK_TDIR)/test_relink_inline_toollib
 
 # ---- fuzz targets (clang libFuzzer) ----
 # One per reader of untrusted bytes: the fatbin/cubin reader (fatbin), the

@@ -53,6 +53,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -99,13 +100,35 @@ static void cache_dir_option(const char *d, char *out, size_t outlen) {
   }
 }
 
+/* A CUDA tool (Nsight Compute, compute-sanitizer, Nsight Systems) is
+ * attached to the process: the driver loads it from CUDA_INJECTION64_PATH,
+ * which a tool may clear once loaded, so its libraries loaded in the process
+ * say so too ("...injection..." or "...sanitizer..." in the name). With free
+ * written into the application's code, the image's first cuLibraryGetGlobal
+ * under Nsight Compute and compute-sanitizer ended in a crash inside the
+ * tool's library (H200, driver 580, Nsight Compute 2025.3.1); with the calls
+ * as calls it did not. */
+static int names_tool(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  const char *n = info->dlpi_name;
+  return n && (strcasestr(n, "injection") != NULL || strcasestr(n, "sanitizer") != NULL);
+}
+static int cuda_tool_attached(void) {
+  const char *v = secure_getenv("CUDA_INJECTION64_PATH");
+  return (v && *v) || dl_iterate_phdr(names_tool, NULL) != 0;
+}
+
 /* The one place options are read. */
 static void relink_opts_read(relink_opts_t *o) {
   const dm_options_t *so = dm_options();
   o->jit = so->jit == DM_JIT_OFF ? JIT_OFF : so->jit == DM_JIT_FORCE ? JIT_FORCE : JIT_AUTO;
   o->verbose = so->verbose;
   o->sass = so->jit_sass;
-  o->inline_calls = so->jit_inline;
+  o->inline_calls = so->jit_inline && !cuda_tool_attached();
+  if (so->jit_inline && !o->inline_calls)
+    dm_log(DM_LOG_WARN, "jit: DEVMALLOC_JIT_INLINE=1 not applied: a CUDA tool is attached "
+                        "(CUDA_INJECTION64_PATH); free's calls are linked as calls");
   o->cudadevrt[0] = 0;
   if (so->cudadevrt && so->cudadevrt[0] == '/' && strlen(so->cudadevrt) < sizeof o->cudadevrt)
     strcpy(o->cudadevrt, so->cudadevrt);

@@ -4,7 +4,13 @@
  * free's common path written into its calls, the result is cached and taken
  * from the cache; when the link of the rewritten text fails, the module is
  * linked once more with its calls as they were, and still re-linked.
+ * Built a second time with DM_UNDER_TOOL (test_relink_inline_tool): with a
+ * CUDA tool named in CUDA_INJECTION64_PATH the option is not applied and the
+ * calls are linked as they are; and a third with DM_TOOL_LIB, the path of a
+ * library named as a tool's injection library (test_relink_inline_toollib):
+ * that library loaded, likewise.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,6 +61,12 @@ static int setup(void **state) {
   if (fx_scratch_make(root, "/tmp/dm-relink-inline-XXXXXX")) return -1;
   setenv("DEVMALLOC_JIT_INLINE", "1", 1); /* before the options are read */
   setenv("DEVMALLOC_JIT_SASS", "0", 1);
+  unsetenv("CUDA_INJECTION64_PATH");
+#if defined(DM_TOOL_LIB)
+  if (!dlopen(DM_TOOL_LIB, RTLD_NOW)) return -1; /* a tool's library, loaded as the driver would */
+#elif defined(DM_UNDER_TOOL)
+  setenv("CUDA_INJECTION64_PATH", "/opt/tool/libcuda-injection.so", 1);
+#endif
   dm_jit_set_resolver(fake_resolve);
   return 0;
 }
@@ -63,6 +75,7 @@ static int teardown(void **state) {
   return fx_scratch_remove(root);
 }
 
+#if !defined(DM_UNDER_TOOL) && !defined(DM_TOOL_LIB)
 static void test_calls_inlined_and_cached(void **state) {
   (void)state;
   const void *out;
@@ -101,10 +114,31 @@ static void test_failed_link_falls_back_to_calls(void **state) {
   dm_relink_free(out);
 }
 
+#else
+/* Under a CUDA tool: the calls linked as they are, and cached so. */
+static void test_tool_links_calls(void **state) {
+  (void)state;
+  const void *out;
+  size_t sz;
+  char why[300];
+  int links0 = fake_links;
+  assert_int_equal(relink_fx("malloc_default.fatbin", &out, &sz, why, sizeof why), 1);
+  assert_int_equal(fake_links, links0 + 1);
+  assert_false(app_inlined);
+  assert_null(memmem(out, sz, INLINED, strlen(INLINED)));
+  dm_relink_free(out);
+}
+
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_calls_inlined_and_cached),
-      cmocka_unit_test(test_failed_link_falls_back_to_calls),
+#if defined(DM_UNDER_TOOL) || defined(DM_TOOL_LIB)
+    cmocka_unit_test(test_tool_links_calls),
+#else
+    cmocka_unit_test(test_calls_inlined_and_cached),
+    cmocka_unit_test(test_failed_link_falls_back_to_calls),
+#endif
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
