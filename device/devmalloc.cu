@@ -471,11 +471,12 @@ extern "C" __device__ void free(void *p) throw() { dm_warp_free(p); }
 
 /* free's common path on its own: a warp whose lanes all free slots of one
  * bitmap word of a slab chunk, check mode off (dm_warp_free_slots' first
- * case); any other warp goes on in dm_free_located with what its lanes located. The shim
- * writes this body into an application's calls of free
- * (interpose/relink/ptx_inline.c): short, so that the driver's compile of
- * each caller stays short. The decision is the warp's (its lanes' keys
- * reduced), so that dm_free_located sees the lanes free would. */
+ * case); any other warp goes on in dm_free_located with what its lanes
+ * located. The shim writes this body into an application's calls of free
+ * (interpose/relink/ptx_inline.c) when DEVMALLOC_JIT_INLINE=1: short, so
+ * that the driver's compile of each caller stays short. The decision is the
+ * warp's (its lanes' keys reduced), so that dm_free_located sees the lanes
+ * free would. */
 extern "C" __device__ __noinline__ void dm_free_common(void *p) {
   if (!p) return;
   dm_heap_t *h = devmalloc_heap_desc;
