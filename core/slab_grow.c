@@ -1,11 +1,10 @@
 /*
  * slab_grow.c — new slots for a bin (slab.c has the design): a grow takes a
- * run of chunks from the tree (dm_tree_take_chunks) or, beyond three quarters
- * of the pool,
- * adopts empty chunks that other bins keep, formats them and lists them in
- * the bin's ways; a request the full tree cannot serve steals free slots of
- * other arenas; a few lanes of a small class share the first bin of their
- * arena group.
+ * run of chunks from the tree (dm_tree_take_chunks) or, beyond three
+ * quarters of the pool, adopts empty chunks that other bins keep, formats
+ * them and lists them in the bin's ways; a request the full tree cannot
+ * serve steals free slots of other arenas; a few lanes of a small class
+ * share the first bin of their arena group.
  *
  * Locking: one way's lock at a time while new chunks are formatted and
  * listed, never held across a call into the tree; adopting a chunk takes its
@@ -134,7 +133,7 @@ DM_PART_COLD int resv_grow(dm_heap_t *h, dm_resv_t *rv, uint32_t n, uint32_t k, 
   return 1;
 }
 
-/* The run a bin's next grow takes (grow_run_rule, one past_runs),
+/* The run a bin's next grow takes (grow_run_rule; one chunk past_runs),
  * no more than the semaphore can expect at once. A grower that keeps more
  * than half of its first chunk decides the run before its wait, which then
  * counts the whole run as expected units: requests arriving meanwhile wait

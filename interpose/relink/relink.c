@@ -127,8 +127,8 @@ static void relink_opts_read(relink_opts_t *o) {
   o->sass = so->jit_sass;
   o->inline_calls = so->jit_inline && !cuda_tool_attached();
   if (so->jit_inline && !o->inline_calls)
-    dm_log(DM_LOG_WARN, "jit: DEVMALLOC_JIT_INLINE=1 not applied: a CUDA tool is attached to the "
-                        "process; free's calls are linked as calls (docs/options.md)");
+    dm_log(DM_LOG_WARN, "warning: jit: DEVMALLOC_JIT_INLINE=1 not applied: a CUDA tool is attached to "
+                        "the process; free's calls are linked as calls (docs/options.md)");
   o->cudadevrt[0] = 0;
   if (so->cudadevrt && so->cudadevrt[0] == '/' && strlen(so->cudadevrt) < sizeof o->cudadevrt)
     strcpy(o->cudadevrt, so->cudadevrt);

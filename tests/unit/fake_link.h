@@ -3,8 +3,9 @@
  * inputs appended to one buffer, which cuLinkComplete hands back as the
  * linked image (fake_links counts the links; fake_fail_link makes them
  * fail), and relink_fx, the re-link of a generated fixture through them.
- * The includer defines f_link_create and f_link_add (keeping each input
- * with fake_link_append), then includes fake_jit.h.
+ * The includer defines f_link_add (keeping each input with
+ * fake_link_append) and f_link_create (fake_link_create, or a function that
+ * calls it), then includes fake_jit.h.
  * Locking: none (the tests call the linker from one thread).
  */
 #ifndef DM_FAKE_LINK_H
@@ -23,6 +24,14 @@ typedef struct {
 
 static int fake_links, fake_fail_link;
 
+/* A new link's state (its options ignored). */
+static CUresult fake_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls) {
+  (void)n;
+  (void)o;
+  (void)v;
+  *ls = (CUlinkState)calloc(1, sizeof(fake_state_t));
+  return CUDA_SUCCESS;
+}
 static void fake_link_append(fake_state_t *s, const void *data, size_t size) {
   s->buf = realloc(s->buf, s->len + size);
   memcpy(s->buf + s->len, data, size);

@@ -29,13 +29,7 @@ static char fake_second_target[32]; /* devmalloc's PTX as linked */
 static char fake_input_names[2][32];
 static unsigned fake_input_maxreg[2]; /* CU_JIT_MAX_REGISTERS per input, 0: none */
 
-static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls) {
-  (void)n;
-  (void)o;
-  (void)v;
-  *ls = (CUlinkState)calloc(1, sizeof(fake_state_t));
-  return CUDA_SUCCESS;
-}
+#define f_link_create fake_link_create
 static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t size, const char *name,
                            unsigned n, CUjit_option *o, void **v) {
   fake_state_t *s = (fake_state_t *)ls;

@@ -30,13 +30,7 @@
  * text fails while fail_inlined is set ---- */
 static int fail_inlined, app_inlined;
 
-static CUresult f_link_create(unsigned n, CUjit_option *o, void **v, CUlinkState *ls) {
-  (void)n;
-  (void)o;
-  (void)v;
-  *ls = (CUlinkState)calloc(1, sizeof(fake_state_t));
-  return CUDA_SUCCESS;
-}
+#define f_link_create fake_link_create
 static CUresult f_link_add(CUlinkState ls, CUjitInputType t, void *data, size_t size, const char *name,
                            unsigned n, CUjit_option *o, void **v) {
   (void)t;
